@@ -1,0 +1,87 @@
+# kern: one multicall binary. `make` builds it dynamically for development,
+# `make static` builds the single static release binary (mk/static.mk),
+# `make check` runs every test, `make install` installs binary, applet links
+# and man pages.
+
+VERSION   := $(shell sed -n 's/.*KERN_VERSION "\(.*\)"/\1/p' lib/version.h)
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BINDIR    := $(PREFIX)/bin
+MANDIR    := $(PREFIX)/share/man
+CC        ?= cc
+B         := build
+
+APPLETS   := pull unpack cg egress ns wait fs seccomp
+
+WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
+HARDEN    := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fno-strict-overflow
+CPPFLAGS  += -D_GNU_SOURCE -Ilib -I$(B)/gen
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=c11 $(WARN) $(HARDEN) -MMD -MP
+# Dynamic development build: PIE with full RELRO.
+DYN_CFLAGS  := -fPIE
+DYN_LDFLAGS := -pie -Wl,-z,relro,-z,now
+LIBS      := -lcap -larchive -lcurl -lmbedcrypto
+
+LIB_SRCS    := $(sort $(wildcard lib/*.c))
+APPLET_SRCS := $(sort $(wildcard applets/*.c))
+OBJS        := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS) $(APPLET_SRCS))
+LIB_OBJS    := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
+UNIT_SRCS   := $(sort $(wildcard tests/unit/*.c))
+UNIT_OBJS   := $(patsubst %.c,$(B)/obj/%.o,$(UNIT_SRCS))
+
+# Generated headers (seccomp programs, ...) that objects depend on; each
+# mk/*.mk fragment appends its own.
+GEN_HEADERS :=
+
+.PHONY: all check unit lint install uninstall static bench fuzz clean man-lint
+
+all: $(B)/kern links
+
+-include mk/*.mk
+
+$(B)/obj/%.o: %.c $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DYN_CFLAGS) -c -o $@ $<
+
+$(B)/kern: $(OBJS)
+	$(CC) $(CFLAGS) $(DYN_CFLAGS) $(DYN_LDFLAGS) -o $@ $(OBJS) $(LIBS)
+
+# build/bin holds kern and kern-<applet> links, for tests and examples.
+links: $(B)/kern
+	@mkdir -p $(B)/bin
+	@ln -sf ../kern $(B)/bin/kern
+	@for a in $(APPLETS); do ln -sf ../kern $(B)/bin/kern-$$a; done
+
+# C unit tests of lib/: tests/unit/*.c register cases with TEST() and
+# tests/unit/runner.c runs them.
+$(B)/unit: $(UNIT_OBJS) $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(DYN_CFLAGS) $(DYN_LDFLAGS) -o $@ $^ $(LIBS)
+
+unit: $(B)/unit
+	$(B)/unit
+
+check: all $(B)/unit
+	tests/run
+
+lint:
+	tests/lint
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 $(or $(wildcard $(B)/kern-static),$(B)/kern) $(DESTDIR)$(BINDIR)/kern
+	for a in $(APPLETS); do ln -sf kern $(DESTDIR)$(BINDIR)/kern-$$a; done
+	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/kern
+	for a in $(APPLETS); do rm -f $(DESTDIR)$(BINDIR)/kern-$$a; done
+	for m in man/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$${m#man/}; done
+
+bench: all
+	bench/run
+
+clean:
+	rm -rf $(B)
+
+-include $(OBJS:.o=.d) $(UNIT_OBJS:.o=.d)

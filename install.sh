@@ -1,0 +1,60 @@
+#!/bin/sh
+# Install kern on Debian: build dependencies with apt (only what is
+# missing), a static build when it can be made, else a dynamic one, then
+# `make install`. Idempotent.
+#
+#   ./install.sh [--prefix DIR] [--dynamic] [--deps-only] [--uninstall]
+set -eu
+cd "$(dirname "$0")"
+prefix=/usr/local mode=auto
+while [ $# -gt 0 ]; do
+	case $1 in
+	--prefix) prefix=$2; shift ;;
+	--prefix=*) prefix=${1#*=} ;;
+	--dynamic) mode=dynamic ;;
+	--deps-only) mode=deps ;;
+	--uninstall) mode=uninstall ;;
+	-h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "install.sh: unknown option '$1'" >&2; exit 1 ;;
+	esac
+	shift
+done
+
+if [ "$mode" = uninstall ]; then
+	make -s uninstall PREFIX="$prefix"
+	echo "kern removed from $prefix"
+	exit 0
+fi
+
+# Build, test and runtime dependencies, all from Debian's archive.
+build_deps="make gcc pkgconf libc6-dev libseccomp-dev libcap-dev libarchive-dev libcurl4-openssl-dev
+ libmbedtls-dev libjsmn-dev zlib1g-dev libbz2-dev liblzma-dev libzstd-dev liblz4-dev libacl1-dev
+ libxml2-dev dpkg-dev uidmap"
+test_deps="bats mandoc cppcheck clang-tidy clang libclang-rt-14-dev python3 python3-pytest
+ docker-registry skopeo debootstrap busybox-static iproute2 openssl curl bubblewrap procps"
+missing=""
+for p in $build_deps $test_deps; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "install.sh: missing Debian packages:$missing" >&2
+		echo "install.sh: run as root, or: sudo apt-get install --no-install-recommends$missing" >&2
+		exit 1
+	fi
+	echo "install.sh: installing$missing"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null ||
+		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null; }
+fi
+[ "$mode" = deps ] && exit 0
+
+make -s -j"$(nproc)"
+if [ "$mode" = auto ]; then
+	if make -s static >/tmp/kern-static-build.log 2>&1; then
+		echo "install.sh: built the static binary"
+	else
+		echo "install.sh: note: static build failed (see /tmp/kern-static-build.log); installing the dynamic build"
+	fi
+fi
+make -s install PREFIX="$prefix"
+echo "kern $(./build/kern --version | cut -d' ' -f2) installed in $prefix/bin"

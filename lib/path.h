@@ -1,0 +1,35 @@
+/* Path checks and walks that never follow a symlink. Every path that comes
+ * from outside (bind sources and targets, layer members, cache entries) goes
+ * through here. */
+#ifndef KERN_PATH_H
+#define KERN_PATH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Absolute, no NUL/newline (by construction), no `.` or `..` component. */
+int path_is_clean_abs(const char *p);
+/* Copy p to out collapsing repeated slashes and dropping a trailing one
+ * ("//dev/" -> "/dev"). */
+int path_collapse(const char *p, char *out, size_t len);
+/* 1 if a equals b or lies below it (both collapsed absolute paths). */
+int path_is_under(const char *a, const char *b);
+
+/* Open rel beneath dirfd without following any symlink and without leaving
+ * dirfd: openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS),
+ * or a per-component O_NOFOLLOW walk where openat2 is missing. A `..`
+ * component fails with EXDEV/ELOOP either way. flags are open(2) flags;
+ * O_NOFOLLOW is implied for the last component. */
+int open_beneath(int dirfd, const char *rel, int flags, mode_t mode);
+
+/* Walk an absolute host path from / one component at a time with
+ * O_PATH|O_NOFOLLOW and return an O_PATH descriptor of the final object,
+ * which must not be a symlink (ELOOP). */
+int open_nofollow_abs(const char *abs);
+
+/* Walk rel beneath dirfd, creating missing directories with mode; every
+ * existing component must be a real directory (ELOOP for a symlink,
+ * ENOTDIR otherwise). Returns an O_PATH|O_DIRECTORY descriptor. */
+int mkdir_beneath(int dirfd, const char *rel, mode_t mode);
+
+#endif
