@@ -1,0 +1,75 @@
+/* Box cgroups on v2 and v1 (isolation.md §7): placement, limits written
+ * and read back, OOM evidence, whole-box kill, removal. Used by kern-cg
+ * (create), kern-wait and `kern box` (supervise), `kern exec`, `kern stop`
+ * and `kern recover`. */
+#ifndef KERN_CGROUP_H
+#define KERN_CGROUP_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct cg_limits {
+	uint64_t memory;	/* bytes; 0 = kern's default 512 MiB */
+	int memory_given;	/* --memory was explicit: byte 1 and the notices depend on it */
+	uint64_t pids;		/* 0 = default 512 */
+	int pids_given;
+	uint64_t cpu_micro;	/* micro-CPUs (--cpus 0.5 = 500000); 0 = uncapped */
+	const char *cpuset;	/* NULL = unset */
+	int require_limits;	/* --require-limits / KERN_REQUIRE_LIMITS */
+	int allow_uncapped;	/* --allow-uncapped / KERN_ALLOW_UNCAPPED */
+	int no_scope;		/* KERN_NO_SCOPE */
+};
+
+struct cg_box;	/* opaque; one box's cgroup(s) in every hierarchy used */
+
+/* Step 7: pick the parent for this host, create kern-box-<name>-<sup>, write
+ * and read back the limits, print the notices of §7.7, sweep up to 128
+ * orphans. *out is set even when the box runs uncapped (no hierarchy).
+ * Returns 0, or 125 after printing `kern: sandbox setup failed:` (and a
+ * hint) when --require-limits cannot be met or an owned hierarchy refuses
+ * a limit. */
+int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, struct cg_box **out);
+
+/* kern-wait in an applet chain: find what kern-cg created for (name, sup)
+ * and re-verify it against req, without printing notices again. */
+int cg_open(const char *name, pid_t supervisor, const struct cg_limits *req, struct cg_box **out);
+
+/* Open the cgroups named by a registry record (cg_record()), for `kern
+ * exec`, `kern stop` and `kern recover`. */
+int cg_open_record(const char *record, struct cg_box **out);
+/* One line describing the box cgroup(s) for the registry record; "" when
+ * uncapped. Never contains a newline or tab. */
+const char *cg_record(const struct cg_box *cg);
+
+/* Outcome byte 1 (box-cli.md §4). */
+int cg_byte1(const struct cg_box *cg);
+/* 1 when the box cgroup is on cgroup v2 (PID 1 then mounts the read-only
+ * cgroup2 view of §7.6). */
+int cg_is_v2(const struct cg_box *cg);
+
+/* Move the calling process into / back out of the box cgroup(s). The
+ * supervisor enters, forks PID 1 and leaves at once (§2.5 step 12). */
+int cg_enter(struct cg_box *cg);
+int cg_leave(struct cg_box *cg);
+/* Put another process in (kern exec's own pid, egress processes). */
+int cg_attach(struct cg_box *cg, pid_t pid);
+
+/* A descriptor that becomes readable on a v1 OOM event (eventfd through
+ * cgroup.event_control), or -1 when the kernel kills the group itself. */
+int cg_oom_fd(struct cg_box *cg);
+/* Called when cg_oom_fd() is readable: 1 if the kernel OOM killer acted. */
+int cg_oom_fired(struct cg_box *cg);
+/* Evidence after PID 1 is reaped and before removal (§7.5). */
+int cg_oom_evidence(struct cg_box *cg);
+
+/* SIGKILL every task in the box cgroup(s) (v2 cgroup.kill, v1 a loop). */
+void cg_kill_all(struct cg_box *cg);
+/* Remove the box cgroup(s) once empty and free cg. */
+void cg_destroy(struct cg_box *cg);
+/* Free without removing (a process that is not the owner). */
+void cg_close(struct cg_box *cg);
+
+/* Remove empty kern-box-*-<pid> directories whose pid is dead. */
+int cg_sweep_orphans(int max);
+
+#endif

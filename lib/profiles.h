@@ -1,0 +1,42 @@
+/* kern.toml profiles (box-cli.md §2.3): `vcpu:`, `vdisk:` and `vgpio:`
+ * tokens resolved against the [[vcpu]], [[vdisk]] and [[vgpio]] tables. */
+#ifndef KERN_PROFILES_H
+#define KERN_PROFILES_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#define PROFILES_MAX_VDISKS 8
+#define PROFILES_MAX_DEVICES 16
+
+struct vdisk {
+	char name[64];
+	uint64_t size;		/* bytes */
+	char path[256];		/* inside the box; default /vdisk/<name> */
+	int disk_backend;	/* backend = "disk" (root only: ext4 on a loop file) */
+};
+
+struct profiles {
+	uint64_t memory;	/* valid when memory_set */
+	int memory_set;
+	uint64_t pids;
+	int pids_set;
+	uint64_t cpu_micro;
+	int cpus_set;
+	struct vdisk vdisks[PROFILES_MAX_VDISKS];
+	int nvdisks;
+	char devices[PROFILES_MAX_DEVICES][256];	/* host paths of vgpio devices */
+	int ndevices;
+	char config_path[PATH_MAX];	/* kern.toml that was read, "" if none */
+};
+
+/* Token grammar ^(vcpu|vgpio|vdisk):[A-Za-z0-9][A-Za-z0-9._-]*$ */
+int profile_token_valid(const char *tok);
+
+/* Resolve tokens (in order; later ones win) from the kern.toml found per
+ * §2.3 ($KERN_CONFIG > config_flag > XDG). Nothing is opened when there
+ * are no tokens. Returns 0, or 1 after printing `error: box: ...`. */
+int profiles_resolve(char *const *tokens, int ntokens, const char *config_flag,
+		     struct profiles *out);
+
+#endif
