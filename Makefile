@@ -34,9 +34,10 @@ UNIT_OBJS   := $(patsubst %.c,$(B)/obj/%.o,$(UNIT_SRCS))
 # mk/*.mk fragment appends its own.
 GEN_HEADERS :=
 
-.PHONY: all check unit lint install uninstall static bench fuzz clean man-lint
+.PHONY: all check unit lint install uninstall static bench fuzz clean links
 
-all: $(B)/kern links
+all: $(B)/kern links $(B)/test/kern
+
 
 -include mk/*.mk
 
@@ -46,6 +47,19 @@ $(B)/obj/%.o: %.c $(GEN_HEADERS)
 
 $(B)/kern: $(OBJS)
 	$(CC) $(CFLAGS) $(DYN_CFLAGS) $(DYN_LDFLAGS) -o $@ $(OBJS) $(LIBS)
+
+# The test build: the same sources with KERN_TEST_BUILD, which compiles in
+# the hooks only the test suite may use (a phase at which kern pauses or
+# dies, loopback targets for the egress proxy). Release builds never
+# contain them, and a test proves it.
+TEST_OBJS := $(patsubst %.c,$(B)/test/obj/%.o,$(LIB_SRCS) $(APPLET_SRCS))
+
+$(B)/test/obj/%.o: %.c $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DKERN_TEST_BUILD $(CFLAGS) $(DYN_CFLAGS) -c -o $@ $<
+
+$(B)/test/kern: $(TEST_OBJS)
+	$(CC) $(CFLAGS) $(DYN_CFLAGS) $(DYN_LDFLAGS) -o $@ $(TEST_OBJS) $(LIBS)
 
 # build/bin holds kern and kern-<applet> links, for tests and examples.
 links: $(B)/kern
@@ -84,4 +98,4 @@ bench: all
 clean:
 	rm -rf $(B)
 
--include $(OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
