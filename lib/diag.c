@@ -9,6 +9,7 @@
 #include "env.h"
 
 int diag_quiet;
+int diag_status_fd = -1;
 
 void diag_init(void)
 {
@@ -101,6 +102,16 @@ void setup_failed(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	diag_vline(0, "kern: sandbox setup failed: ", fmt, ap);
+	if (diag_status_fd >= 0) {
+		char line[3200];
+		int n = snprintf(line, sizeof line, "125 kern: sandbox setup failed: ");
+		vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+		for (char *c = line; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+		(void)write_all(diag_status_fd, line, strlen(line));
+	} else {
+		diag_vline(0, "kern: sandbox setup failed: ", fmt, ap);
+	}
 	va_end(ap);
 }

@@ -17,6 +17,9 @@ enum {
 /* Set by diag_init() from KERN_QUIET, or by -q/--quiet. Silences notes,
  * warnings and the security banner; never fatal lines. */
 extern int diag_quiet;
+/* In PID 1 of a box: setup_failed() lines go to the supervisor through
+ * this status pipe (prefixed "125 ") instead of stderr; -1 otherwise. */
+extern int diag_status_fd;
 
 void diag_init(void);
 

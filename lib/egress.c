@@ -46,3 +46,7 @@ int egress_attach(int ctl)
 		close(ctl);
 	return -1;
 }
+
+void egress_stop(void)
+{
+}

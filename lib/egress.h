@@ -34,4 +34,8 @@ int egress_start(const struct egress_config *cfg, int *ctl);
  * the proxy. Closes ctl. Returns 0 or -1 (warning printed as above). */
 int egress_attach(int ctl);
 
+/* Teardown step 2 (isolation.md §8.4): kill and reap the proxy started by
+ * egress_start() in this process, if any. */
+void egress_stop(void);
+
 #endif

@@ -1,8 +1,14 @@
-/* Placeholder until kern-seccomp lands: no_new_privs only. Every box
- * refuses to start through lockdown_apply() so nothing runs unconfined. */
+/* Placeholder until the lockdown lands: no_new_privs and an allow-all
+ * seccomp program, so the rest of the box can be built and tested. It
+ * confines NOTHING; the real filter replaces this file. */
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "diag.h"
 #include "lockdown.h"
@@ -49,8 +55,14 @@ int lockdown_apply(const struct lockdown *ld, int for_exec)
 {
 	(void)ld;
 	(void)for_exec;
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = {.len = 1, .filter = &allow};
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		setup_failed("prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
+		return EXIT_SETUP;
+	}
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) {
+		setup_failed("seccomp(SECCOMP_SET_MODE_FILTER): %s", strerror(errno));
 		return EXIT_SETUP;
 	}
 	return 0;
@@ -58,5 +70,14 @@ int lockdown_apply(const struct lockdown *ld, int for_exec)
 
 int seccomp_installed(void)
 {
-	return 0;
+	char line[256];
+	int on = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "Seccomp:", 8) == 0)
+			on = strstr(line, "2") != NULL;
+	fclose(f);
+	return on;
 }

@@ -1,0 +1,62 @@
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fdutil.h"
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static int close_range_sys(unsigned lo, unsigned hi)
+{
+	return (int)syscall(SYS_close_range, lo, hi, 0);
+}
+
+void close_fds_except(const int *keep, int nkeep)
+{
+	int k[16] = {0}, n = 0;
+	for (int i = 0; i < nkeep && n < 16; i++)
+		if (keep[i] >= 3)
+			k[n++] = keep[i];
+	qsort(k, (size_t)n, sizeof k[0], cmp_int);
+	unsigned lo = 3;
+	int ok = 1;
+	for (int i = 0; i <= n && ok; i++) {
+		unsigned hi = i < n ? (unsigned)k[i] - 1 : ~0U;
+		if (i < n && (unsigned)k[i] < lo)
+			continue;
+		if (hi >= lo && close_range_sys(lo, hi) < 0)
+			ok = 0;
+		if (i < n)
+			lo = (unsigned)k[i] + 1;
+	}
+	if (ok)
+		return;
+	/* No close_range (kernel < 5.9): walk our own descriptor table. */
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	int dfd = dirfd(d);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int fd = (int)strtol(e->d_name, NULL, 10);
+		int kept = fd < 3 || fd == dfd;
+		for (int i = 0; i < n; i++)
+			kept |= fd == k[i];
+		if (!kept)
+			close(fd);
+	}
+	closedir(d);
+}
+
+int set_cloexec(int fd, int on)
+{
+	int fl = fcntl(fd, F_GETFD);
+	if (fl < 0)
+		return -1;
+	return fcntl(fd, F_SETFD, on ? fl | FD_CLOEXEC : fl & ~FD_CLOEXEC);
+}

@@ -1,0 +1,103 @@
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "fdutil.h"
+#include "init.h"
+#include "lockdown.h"
+#include "report.h"
+
+const int init_forwarded[6] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+static void workload(const struct run_config *rc, int report_fd, const sigset_t *orig)
+{
+	extern char **environ;
+	if (report_fd >= 0)
+		close(report_fd);
+	/* The workload starts with default dispositions and the mask kern found. */
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+		signal(init_forwarded[i], SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, orig, NULL);
+	/* execvp takes PATH from environ: the box's, never the host's. */
+	environ = rc->env;
+	execvp(rc->argv[0], rc->argv);
+	exec_fail(rc->argv[0], errno);
+}
+
+static void __attribute__((noreturn)) reap_until(pid_t child, int report_fd)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+		sigaddset(&set, init_forwarded[i]);
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&set, &si);
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			/* Terminal signals reach the workload's process group directly;
+			 * forward only what the supervisor (or kern stop) sent. */
+			if (si.si_code != SI_KERNEL)
+				kill(child, sig);
+			continue;
+		}
+		int st;
+		pid_t p;
+		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (p != child)
+				continue;
+			if (report_fd >= 0) {
+				struct init_report r = {.status = st};
+				(void)write_all(report_fd, &r, sizeof r);
+			}
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		}
+	}
+}
+
+void init_run(const struct run_config *rc, int report_fd, int alive_fd)
+{
+	sigset_t block, orig;
+	int keep[3] = {alive_fd, diag_status_fd, report_fd};
+
+	/* 29-32: rlimits, AppArmor, capabilities and user, no_new_privs, seccomp. */
+	if (lockdown_apply(&rc->ld, 0) != 0) {
+		alive_fail();
+		_exit(EXIT_SETUP);
+	}
+	if (!seccomp_installed())
+		step_fail("the seccomp filter is not installed in PID 1; refusing to run the workload");
+	/* 33: nothing but the three sanctioned pipes survives, all close-on-exec. */
+	close_fds_except(keep, 3);
+	for (int i = 0; i < 3; i++)
+		if (keep[i] >= 0)
+			set_cloexec(keep[i], 1);
+	/* Block before forking so no signal meant for the workload is lost. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+		sigaddset(&block, init_forwarded[i]);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+	/* 34 */
+	status_forked();
+	pid_t child = fork();
+	if (child < 0)
+		step_fail("fork the workload: %s", strerror(errno));
+	if (child == 0)
+		workload(rc, report_fd, &orig);
+	if (alive_fd >= 0)
+		close(alive_fd);
+	if (diag_status_fd >= 0) {
+		close(diag_status_fd);
+		diag_status_fd = -1;
+	}
+	reap_until(child, report_fd);
+}

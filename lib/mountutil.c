@@ -1,0 +1,114 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "mountutil.h"
+#include "path.h"
+
+const char *fd_path(int fd, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/self/fd/%d", fd);
+	return buf;
+}
+
+/* The flags a user namespace may not drop when remounting (the kernel
+ * locks them): take them from the mount as it is. */
+static unsigned long locked_flags(const char *path)
+{
+	struct statvfs sv;
+	unsigned long f = 0;
+	if (statvfs(path, &sv) < 0)
+		return 0;
+	if (sv.f_flag & ST_NOSUID)
+		f |= MS_NOSUID;
+	if (sv.f_flag & ST_NODEV)
+		f |= MS_NODEV;
+	if (sv.f_flag & ST_NOEXEC)
+		f |= MS_NOEXEC;
+	if (sv.f_flag & ST_NOATIME)
+		f |= MS_NOATIME;
+	if (sv.f_flag & ST_NODIRATIME)
+		f |= MS_NODIRATIME;
+	if (sv.f_flag & ST_RELATIME)
+		f |= MS_RELATIME;
+	if (sv.f_flag & ST_RDONLY)
+		f |= MS_RDONLY;
+	return f;
+}
+
+int remount_ro(const char *path, unsigned long extra)
+{
+	return mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | extra | locked_flags(path),
+		     NULL);
+}
+
+int bind_fd(int srcfd, int dstfd, const char *dstpath, int ro, const char **what)
+{
+	char src[64], dst[64];
+	fd_path(srcfd, src, sizeof src);
+	fd_path(dstfd, dst, sizeof dst);
+	*what = "mount(MS_BIND)";
+	if (mount(src, dst, NULL, MS_BIND, NULL) < 0) {
+		if (errno != EINVAL)
+			return -1;
+		/* Locked submounts below the source refuse a partial copy. */
+		if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return -1;
+	}
+	/* The descriptor names the dentry under the new mount, so the remount
+	 * goes through the path, which make_target() proved has no symlink and
+	 * which nothing else can change before the box runs. */
+	*what = "mount(MS_REMOUNT|MS_BIND)";
+	unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | locked_flags(dstpath);
+	if (ro)
+		flags |= MS_RDONLY;
+	if (mount(NULL, dstpath, NULL, flags, NULL) < 0)
+		return -1;
+	return 0;
+}
+
+int make_target(int rootfd, const char *dst, int is_dir)
+{
+	char parent[4096];
+	const char *base = strrchr(dst, '/');
+	int pfd, fd;
+	if (!base || !base[1]) {
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(parent, sizeof parent, "%.*s", (int)(base - dst), dst);
+	base++;
+	pfd = mkdir_beneath(rootfd, parent, 0755);
+	if (pfd < 0)
+		return -1;
+	if (is_dir) {
+		if (mkdirat(pfd, base, 0755) < 0 && errno != EEXIST)
+			goto fail;
+		fd = openat(pfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	} else {
+		int c = openat(pfd, base, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (c < 0 && errno != EEXIST && errno != EISDIR && errno != EROFS && errno != EACCES)
+			goto fail;
+		if (c >= 0)
+			close(c);
+		fd = openat(pfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd >= 0) {
+		struct stat st;
+		if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode) || (!S_ISDIR(st.st_mode)) != !is_dir) {
+			close(fd);
+			fd = -1;
+			errno = S_ISLNK(st.st_mode) ? ELOOP : (is_dir ? ENOTDIR : EISDIR);
+		}
+	}
+	close(pfd);
+	return fd;
+fail:
+	close(pfd);
+	return -1;
+}

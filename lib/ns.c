@@ -1,0 +1,238 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "egress.h"
+#include "ns.h"
+
+int subid_range(const char *file, uid_t id, const char *login, unsigned long *start,
+		unsigned long *count)
+{
+	char line[512], idstr[24];
+	int found = 0;
+	FILE *f = fopen(file, "re");
+	if (!f)
+		return -1;
+	snprintf(idstr, sizeof idstr, "%u", (unsigned)id);
+	while (fgets(line, sizeof line, f)) {
+		char *name = strtok(line, ":"), *s = strtok(NULL, ":"), *c = strtok(NULL, ":\n");
+		if (!name || !s || !c)
+			continue;
+		int by_name = login && strcmp(name, login) == 0;
+		if (!by_name && (found || strcmp(name, idstr) != 0))
+			continue;
+		unsigned long st = strtoul(s, NULL, 10), ct = strtoul(c, NULL, 10);
+		if (ct <= 1)
+			continue;
+		*start = st;
+		*count = ct;
+		found = 1;
+		if (by_name)
+			break;
+	}
+	fclose(f);
+	return found ? 0 : -1;
+}
+
+static int write_file(const char *path, const char *data)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, data, strlen(data));
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return n == (ssize_t)strlen(data) ? 0 : -1;
+}
+
+static int single_map(const struct ns_config *cfg)
+{
+	char map[64];
+	if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT) {
+		setup_failed("write /proc/self/setgroups: %s (an AppArmor or sysctl restriction on "
+			     "unprivileged user namespaces?)", strerror(errno));
+		return EXIT_SETUP;
+	}
+	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->uid);
+	if (write_file("/proc/self/uid_map", map) < 0) {
+		setup_failed("write /proc/self/uid_map: %s", strerror(errno));
+		return EXIT_SETUP;
+	}
+	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->gid);
+	if (write_file("/proc/self/gid_map", map) < 0) {
+		setup_failed("write /proc/self/gid_map: %s", strerror(errno));
+		return EXIT_SETUP;
+	}
+	return 0;
+}
+
+/* newuidmap/newgidmap only from fixed system paths, never PATH. */
+static const char *find_tool(const char *name, char *buf, size_t len)
+{
+	static const char *const dirs[] = {"/usr/bin", "/bin", "/usr/sbin", "/sbin"};
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(buf, len, "%s/%s", dirs[i], name);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+struct range {
+	unsigned long ustart, ucount, gstart, gcount;
+};
+
+static int run_tool(const char *tool, pid_t target, unsigned id, unsigned long start,
+		    unsigned long count)
+{
+	char path[64], t[24], i[24], s[24], c[24];
+	if (!find_tool(tool, path, sizeof path))
+		return -1;
+	snprintf(t, sizeof t, "%d", (int)target);
+	snprintf(i, sizeof i, "%u", id);
+	snprintf(s, sizeof s, "%lu", start);
+	snprintf(c, sizeof c, "%lu", count);
+	pid_t p = fork();
+	if (p < 0)
+		return -1;
+	if (p == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		char *argv[] = {(char *)tool, t, "0", i, "1", "1", s, c, NULL};
+		char *envp[] = {NULL};
+		execve(path, argv, envp);
+		_exit(127);
+	}
+	return p;
+}
+
+/* The id-map writer: forked before unshare, it waits for the go byte, then
+ * maps the ranges from the parent namespace (directly as root, through the
+ * setuid helpers otherwise), and reports 0 or 1 as its exit status. */
+static void map_writer(int go, pid_t target, const struct ns_config *cfg, const struct range *r)
+{
+	char b, path[64], map[128];
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (read(go, &b, 1) != 1)
+		_exit(1);
+	if (geteuid() == 0) {
+		snprintf(path, sizeof path, "/proc/%d/uid_map", (int)target);
+		snprintf(map, sizeof map, "0 %u 1\n1 %lu %lu\n", (unsigned)cfg->uid, r->ustart, r->ucount);
+		if (write_file(path, map) < 0)
+			_exit(1);
+		snprintf(path, sizeof path, "/proc/%d/gid_map", (int)target);
+		snprintf(map, sizeof map, "0 %u 1\n1 %lu %lu\n", (unsigned)cfg->gid, r->gstart, r->gcount);
+		_exit(write_file(path, map) < 0);
+	}
+	int st1, st2;
+	pid_t u = run_tool("newuidmap", target, (unsigned)cfg->uid, r->ustart, r->ucount);
+	pid_t g = run_tool("newgidmap", target, (unsigned)cfg->gid, r->gstart, r->gcount);
+	if (u < 0 || g < 0 || waitpid(u, &st1, 0) < 0 || waitpid(g, &st2, 0) < 0)
+		_exit(1);
+	_exit(!(WIFEXITED(st1) && WEXITSTATUS(st1) == 0 && WIFEXITED(st2) && WEXITSTATUS(st2) == 0));
+}
+
+static int have_range(const struct ns_config *cfg, struct range *r)
+{
+	struct passwd *pw = getpwuid(cfg->uid);
+	const char *login = pw ? pw->pw_name : NULL;
+	if (subid_range("/etc/subuid", cfg->uid, login, &r->ustart, &r->ucount) < 0 ||
+	    subid_range("/etc/subgid", cfg->uid, login, &r->gstart, &r->gcount) < 0)
+		return 0;
+	if (geteuid() != 0) {
+		char buf[64];
+		if (!find_tool("newuidmap", buf, sizeof buf) || !find_tool("newgidmap", buf, sizeof buf))
+			return 0;
+	}
+	return 1;
+}
+
+int ns_range_available(uid_t uid)
+{
+	struct ns_config cfg = {.uid = uid};
+	struct range r;
+	return have_range(&cfg, &r);
+}
+
+int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
+{
+	int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC;
+	struct range r;
+	int go[2] = {-1, -1};
+	pid_t writer = -1;
+
+	*ranged = 0;
+	if (!cfg->net_host)
+		flags |= CLONE_NEWNET;
+	if (cfg->range && have_range(cfg, &r)) {
+		if (pipe2(go, O_CLOEXEC) < 0) {
+			setup_failed("pipe: %s", strerror(errno));
+			return EXIT_SETUP;
+		}
+		pid_t self = getpid();
+		writer = fork();
+		if (writer < 0) {
+			setup_failed("fork id-map writer: %s", strerror(errno));
+			return EXIT_SETUP;
+		}
+		if (writer == 0) {
+			close(go[1]);
+			map_writer(go[0], self, cfg, &r);
+		}
+		close(go[0]);
+	} else if (cfg->range && cfg->range_explicit) {
+		warning("--uid-range: no subordinate id range for uid %u in /etc/subuid and /etc/subgid "
+			"(or no newuidmap/newgidmap); using a single-id map", (unsigned)cfg->uid);
+	}
+
+	if (unshare(flags) < 0) {
+		int e = errno;
+		if (writer > 0) {
+			kill(writer, SIGKILL);
+			waitpid(writer, NULL, 0);
+		}
+		if (e == EPERM || e == EACCES || e == ENOSPC)
+			setup_failed("unshare(CLONE_NEWUSER|CLONE_NEWPID|...): %s: unprivileged user "
+				     "namespaces are restricted on this host (sysctl "
+				     "kernel.unprivileged_userns_clone, user.max_user_namespaces or an "
+				     "AppArmor userns policy)", strerror(e));
+		else
+			setup_failed("unshare(CLONE_NEWUSER|CLONE_NEWPID|...): %s", strerror(e));
+		return EXIT_SETUP;
+	}
+
+	if (writer > 0) {
+		int st = 1;
+		if (write(go[1], "g", 1) != 1 || waitpid(writer, &st, 0) < 0)
+			st = 1;
+		close(go[1]);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+			*ranged = 1;
+		} else {
+			if (cfg->range_explicit)
+				warning("--uid-range: mapping the subordinate range failed; using a "
+					"single-id map");
+			if (single_map(cfg))
+				return EXIT_SETUP;
+		}
+	} else if (single_map(cfg)) {
+		return EXIT_SETUP;
+	}
+	if (egress_ctl >= 0)
+		egress_attach(egress_ctl);
+	return 0;
+}

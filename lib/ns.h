@@ -1,0 +1,24 @@
+/* kern-ns: the box's user, pid, uts, ipc and (unless --net host) network
+ * namespaces and its id maps (isolation.md §2.4, §3). */
+#ifndef KERN_NS_H
+#define KERN_NS_H
+
+#include "box.h"
+
+/* Steps 9-11 in the calling process: it stays in the host pid namespace,
+ * its next child becomes PID 1. egress_ctl >= 0 is handed to
+ * egress_attach() once the network namespace exists. Returns 0, or 125
+ * after printing `kern: sandbox setup failed:`. *ranged tells whether a
+ * range map was written. */
+int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged);
+
+/* 1 when a range map can be made for uid (an /etc/subuid and /etc/subgid
+ * allocation, and newuidmap/newgidmap unless root). */
+int ns_range_available(uid_t uid);
+
+/* The caller's subordinate range from /etc/subuid or /etc/subgid (login
+ * name row preferred over the numeric one, count > 1). 0 or -1. */
+int subid_range(const char *file, uid_t id, const char *login, unsigned long *start,
+		unsigned long *count);
+
+#endif

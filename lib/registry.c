@@ -1,0 +1,428 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "registry.h"
+#include "xdg.h"
+
+static const char *const children[] = {"instances", "claims", "scratch", "logs"};
+
+int runtime_root(char *out, size_t len)
+{
+	char sub[PATH_MAX];
+	if (kern_dir(KDIR_RUNTIME, out, len, 1) < 0) {
+		setup_failed("cannot create kern's runtime directory: %s", strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
+		snprintf(sub, sizeof sub, "%s/%s", out, children[i]);
+		if (private_dir(sub) < 0) {
+			setup_failed("mkdir %s: %s", sub, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int runtime_root_existing(char *out, size_t len)
+{
+	struct stat st;
+	if (kern_dir(KDIR_RUNTIME, out, len, 0) < 0)
+		return -1;
+	if (lstat(out, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		return -1;
+	return 0;
+}
+
+int box_name_valid(const char *name)
+{
+	size_t n = strlen(name);
+	if (n < 1 || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
+			return 0;
+	}
+	return 1;
+}
+
+unsigned long long proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	int fd;
+	ssize_t n;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* comm may hold spaces and parentheses: count fields after the last ')'. */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	int field = 2;
+	for (p++; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	return strtoull(p, NULL, 10);
+}
+
+int record_live(const struct box_record *rec)
+{
+	if (rec->sup_pid <= 1)
+		return 0;
+	unsigned long long st = proc_start_time(rec->sup_pid);
+	return st != 0 && st == rec->sup_start;
+}
+
+/* Values are escaped like the .image sidecar: \\ \t \n. */
+static void put(FILE *f, const char *key, const char *val)
+{
+	fputs(key, f);
+	fputc('\t', f);
+	for (; *val; val++) {
+		if (*val == '\\')
+			fputs("\\\\", f);
+		else if (*val == '\t')
+			fputs("\\t", f);
+		else if (*val == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*val, f);
+	}
+	fputc('\n', f);
+}
+
+static int write_record(const char *runtime, const struct box_record *rec, char *tmp, size_t len)
+{
+	char num[64];
+	snprintf(tmp, len, "%s/instances/.%s.%d.tmp", runtime, rec->name, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -1;
+	}
+	put(f, "name", rec->name);
+	snprintf(num, sizeof num, "%d", (int)rec->sup_pid);
+	put(f, "supervisor", num);
+	snprintf(num, sizeof num, "%llu", rec->sup_start);
+	put(f, "start", num);
+	snprintf(num, sizeof num, "%d", (int)rec->pid1);
+	put(f, "pid1", num);
+	snprintf(num, sizeof num, "%lld", rec->created);
+	put(f, "created", num);
+	put(f, "image", rec->image);
+	put(f, "cgroup", rec->cgroup);
+	put(f, "seccomp", rec->seccomp);
+	snprintf(num, sizeof num, "%016" PRIx64, rec->caps);
+	put(f, "caps", num);
+	put(f, "user", rec->user);
+	put(f, "lower", rec->lower);
+	put(f, "scratch", rec->scratch);
+	snprintf(num, sizeof num, "%d", rec->byte1);
+	put(f, "byte1", num);
+	for (int i = 0; i < rec->nlabels; i++)
+		put(f, "label", rec->labels[i]);
+	if (fclose(f) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static void record_path(char *out, size_t len, const char *runtime, const char *name)
+{
+	snprintf(out, len, "%s/instances/%s", runtime, name);
+}
+
+int registry_claim(const char *runtime, const struct box_record *rec)
+{
+	char lock[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
+	struct box_record old;
+	int lfd, rc = 1;
+
+	snprintf(lock, sizeof lock, "%s/claims/%s.lock", runtime, rec->name);
+	lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lfd < 0 || flock(lfd, LOCK_EX) < 0) {
+		setup_failed("open %s: %s", lock, strerror(errno));
+		if (lfd >= 0)
+			close(lfd);
+		return EXIT_SETUP;
+	}
+	record_path(path, sizeof path, runtime, rec->name);
+	if (registry_load(runtime, rec->name, &old) == 0) {
+		int live = record_live(&old);
+		record_free(&old);
+		if (live) {
+			fatal("box", "a box named '%s' is already running", rec->name);
+			hint("pick another name, or stop it with `kern stop %s`", rec->name);
+			goto out;
+		}
+		unlink(path);
+	} else {
+		/* A malformed or half-written leftover: only a dead writer leaves one. */
+		unlink(path);
+	}
+	if (write_record(runtime, rec, tmp, sizeof tmp) < 0) {
+		setup_failed("write %s: %s", tmp, strerror(errno));
+		rc = EXIT_SETUP;
+		goto out;
+	}
+	/* link() fails with EEXIST if somebody else created it: O_EXCL semantics
+	 * with the content already complete. */
+	if (link(tmp, path) < 0) {
+		int e = errno;
+		unlink(tmp);
+		if (e == EEXIST) {
+			fatal("box", "a box named '%s' is already running", rec->name);
+		} else {
+			setup_failed("link %s: %s", path, strerror(e));
+			rc = EXIT_SETUP;
+		}
+		goto out;
+	}
+	unlink(tmp);
+	rc = 0;
+out:
+	close(lfd);
+	return rc;
+}
+
+static int still_ours(const char *runtime, const struct box_record *rec)
+{
+	struct box_record cur;
+	int ours;
+	if (registry_load(runtime, rec->name, &cur) < 0)
+		return 0;
+	ours = cur.sup_pid == rec->sup_pid && cur.sup_start == rec->sup_start;
+	record_free(&cur);
+	return ours;
+}
+
+int registry_update(const char *runtime, const struct box_record *rec)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	if (!still_ours(runtime, rec))
+		return -1;
+	if (write_record(runtime, rec, tmp, sizeof tmp) < 0)
+		return -1;
+	record_path(path, sizeof path, runtime, rec->name);
+	if (rename(tmp, path) < 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+void registry_remove(const char *runtime, const struct box_record *rec)
+{
+	char path[PATH_MAX];
+	if (!still_ours(runtime, rec))
+		return;
+	record_path(path, sizeof path, runtime, rec->name);
+	unlink(path);
+}
+
+static int unescape(char *s)
+{
+	char *o = s;
+	for (char *p = s; *p; p++) {
+		if (*p != '\\') {
+			*o++ = *p;
+			continue;
+		}
+		p++;
+		if (*p == '\\')
+			*o++ = '\\';
+		else if (*p == 't')
+			*o++ = '\t';
+		else if (*p == 'n')
+			*o++ = '\n';
+		else
+			return -1;
+	}
+	*o = 0;
+	return 0;
+}
+
+#define COPY(field, v) snprintf(rec->field, sizeof rec->field, "%s", v)
+
+int registry_load(const char *runtime, const char *name, struct box_record *rec)
+{
+	char path[PATH_MAX], line[8192];
+	int fd, ok = 0;
+	FILE *f;
+
+	memset(rec, 0, sizeof *rec);
+	if (!box_name_valid(name))
+		return -1;
+	record_path(path, sizeof path, runtime, name);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -1;
+	}
+	while (fgets(line, sizeof line, f)) {
+		size_t n = strlen(line);
+		if (n == 0 || line[n - 1] != '\n')
+			goto bad;
+		line[n - 1] = 0;
+		char *tab = strchr(line, '\t');
+		if (!tab)
+			goto bad;
+		*tab = 0;
+		char *v = tab + 1;
+		if (unescape(v) < 0)
+			goto bad;
+		if (strcmp(line, "name") == 0) {
+			COPY(name, v);
+			ok |= 1;
+		} else if (strcmp(line, "supervisor") == 0) {
+			rec->sup_pid = (pid_t)strtol(v, NULL, 10);
+			ok |= 2;
+		} else if (strcmp(line, "start") == 0) {
+			rec->sup_start = strtoull(v, NULL, 10);
+			ok |= 4;
+		} else if (strcmp(line, "pid1") == 0) {
+			rec->pid1 = (pid_t)strtol(v, NULL, 10);
+		} else if (strcmp(line, "created") == 0) {
+			rec->created = strtoll(v, NULL, 10);
+		} else if (strcmp(line, "image") == 0) {
+			COPY(image, v);
+		} else if (strcmp(line, "cgroup") == 0) {
+			COPY(cgroup, v);
+		} else if (strcmp(line, "seccomp") == 0) {
+			COPY(seccomp, v);
+		} else if (strcmp(line, "caps") == 0) {
+			rec->caps = strtoull(v, NULL, 16);
+		} else if (strcmp(line, "user") == 0) {
+			COPY(user, v);
+		} else if (strcmp(line, "lower") == 0) {
+			COPY(lower, v);
+		} else if (strcmp(line, "scratch") == 0) {
+			COPY(scratch, v);
+		} else if (strcmp(line, "byte1") == 0) {
+			rec->byte1 = (int)strtol(v, NULL, 10);
+		} else if (strcmp(line, "label") == 0 && rec->nlabels < RECORD_MAX_LABELS) {
+			char *dup = strdup(v);
+			if (dup)
+				rec->labels[rec->nlabels++] = dup;
+		}
+	}
+	fclose(f);
+	if (ok != 7 || strcmp(rec->name, name) != 0) {
+		record_free(rec);
+		return -1;
+	}
+	return 0;
+bad:
+	fclose(f);
+	record_free(rec);
+	return -1;
+}
+
+void record_free(struct box_record *rec)
+{
+	for (int i = 0; i < rec->nlabels; i++)
+		free(rec->labels[i]);
+	rec->nlabels = 0;
+}
+
+/* Under the name lock, so a box claiming the name meanwhile is never hit. */
+static void remove_dead(const char *runtime, const struct box_record *dead)
+{
+	char lock[PATH_MAX], path[PATH_MAX];
+	struct box_record cur;
+	snprintf(lock, sizeof lock, "%s/claims/%s.lock", runtime, dead->name);
+	int lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lfd < 0 || flock(lfd, LOCK_EX) < 0) {
+		if (lfd >= 0)
+			close(lfd);
+		return;
+	}
+	if (registry_load(runtime, dead->name, &cur) == 0) {
+		if (cur.sup_pid == dead->sup_pid && cur.sup_start == dead->sup_start) {
+			record_path(path, sizeof path, runtime, dead->name);
+			unlink(path);
+		}
+		record_free(&cur);
+	}
+	close(lfd);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int registry_each(const char *runtime, void (*fn)(const struct box_record *, void *), void *ctx)
+{
+	char dir[PATH_MAX];
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int live = 0;
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(dir, sizeof dir, "%s/instances", runtime);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !box_name_valid(e->d_name))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			char **grown = realloc(names, cap * sizeof *names);
+			if (!grown)
+				break;
+			names = grown;
+		}
+		names[n] = strdup(e->d_name);
+		if (names[n])
+			n++;
+	}
+	closedir(d);
+	if (n == 0) {
+		free(names);
+		return 0;
+	}
+	qsort(names, n, sizeof *names, cmp_names);
+	for (size_t i = 0; i < n; i++) {
+		struct box_record rec;
+		if (registry_load(runtime, names[i], &rec) == 0) {
+			if (record_live(&rec)) {
+				live++;
+				if (fn)
+					fn(&rec, ctx);
+			} else {
+				remove_dead(runtime, &rec);
+			}
+			record_free(&rec);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return live;
+}

@@ -1,0 +1,60 @@
+/* The registry of running boxes under <runtime> (box-cli.md §7.1):
+ * instances/<name> records, claims/<name>.lock name locks, scratch/ and
+ * logs/. A record is live only while its supervisor pid exists with the
+ * recorded start time; dead records vanish from every listing at once. */
+#ifndef KERN_REGISTRY_H
+#define KERN_REGISTRY_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RECORD_MAX_LABELS 64
+
+struct box_record {
+	char name[65];
+	pid_t sup_pid;
+	unsigned long long sup_start;	/* field 22 of /proc/<pid>/stat */
+	pid_t pid1;			/* host pid of the box's init, 0 until known */
+	long long created;		/* unix seconds */
+	char image[512];
+	char cgroup[1024];		/* cg_record() */
+	char seccomp[32];
+	uint64_t caps;
+	char user[128];			/* "uid:gid[:g1,g2]" or "" for root */
+	char lower[PATH_MAX];
+	char scratch[PATH_MAX];
+	int byte1;			/* memory enforcement, for kern exec */
+	char *labels[RECORD_MAX_LABELS];	/* "k=v" */
+	int nlabels;
+};
+
+/* Resolve and create <runtime> and its children. Prints a setup error and
+ * returns -1 when it cannot. */
+int runtime_root(char *out, size_t len);
+/* Resolve without creating; -1 when it does not exist (nothing to list). */
+int runtime_root_existing(char *out, size_t len);
+
+unsigned long long proc_start_time(pid_t pid);
+
+/* Atomically claim rec->name: a per-name lock, then O_EXCL creation of the
+ * record (a dead record of the same name is removed first). Returns 0, or
+ * 1 after printing `error: box: a box named '<name>' is already running`. */
+int registry_claim(const char *runtime, const struct box_record *rec);
+/* Rewrite the record (temp + rename) if it is still ours. */
+int registry_update(const char *runtime, const struct box_record *rec);
+/* Remove the record if it still belongs to (sup_pid, sup_start). */
+void registry_remove(const char *runtime, const struct box_record *rec);
+/* Load instances/<name>. Returns 0, or -1 when absent or malformed. */
+int registry_load(const char *runtime, const char *name, struct box_record *rec);
+void record_free(struct box_record *rec);
+int record_live(const struct box_record *rec);
+
+/* Call fn for every live record, in name order; dead records found on the
+ * way are removed. Returns the number of live records. */
+int registry_each(const char *runtime, void (*fn)(const struct box_record *, void *), void *ctx);
+
+/* Valid box NAME (box-cli.md §2). */
+int box_name_valid(const char *name);
+
+#endif

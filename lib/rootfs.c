@@ -1,0 +1,358 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "mountutil.h"
+#include "path.h"
+#include "report.h"
+#include "rootfs.h"
+
+#define NOSUID_NODEV (MS_NOSUID | MS_NODEV)
+
+static void mount_root(const struct fs_config *c, const char *merged)
+{
+	char opts[512], lo[64], up[64], wk[64], sub[4096];
+	int lfd, ufd, wfd;
+
+	switch (c->root) {
+	case ROOT_HOST:
+		if (mount("tmpfs", merged, "tmpfs", NOSUID_NODEV, "mode=0755,size=16m") < 0)
+			step_fail("mount tmpfs on %s: %s", merged, strerror(errno));
+		return;
+	case ROOT_BIND:
+		lfd = open_nofollow_abs(c->lower);
+		if (lfd < 0)
+			step_fail("open %s: %s", c->lower, strerror(errno));
+		if (mount(fd_path(lfd, lo, sizeof lo), merged, NULL, MS_BIND, NULL) < 0 ||
+		    mount(NULL, merged, NULL, MS_REMOUNT | MS_BIND | NOSUID_NODEV, NULL) < 0)
+			step_fail("bind %s on %s: %s", c->lower, merged, strerror(errno));
+		close(lfd);
+		return;
+	case ROOT_OVERLAY:
+		break;
+	}
+	/* Directories by descriptor: no escaping of ',' or ':' in the lower's
+	 * path, and nothing can be swapped in between. */
+	lfd = open_nofollow_abs(c->lower);
+	if (lfd < 0)
+		step_fail("open overlay lower %s: %s", c->lower, strerror(errno));
+	snprintf(sub, sizeof sub, "%s/upper", c->scratch);
+	ufd = open(sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	snprintf(sub, sizeof sub, "%s/work", c->scratch);
+	wfd = open(sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ufd < 0 || wfd < 0)
+		step_fail("open %s: %s", sub, strerror(errno));
+	snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s%s", fd_path(lfd, lo, sizeof lo),
+		 fd_path(ufd, up, sizeof up), fd_path(wfd, wk, sizeof wk),
+		 c->rootless ? ",userxattr" : "");
+	if (mount("overlay", merged, "overlay", NOSUID_NODEV, opts) < 0) {
+		int e = errno;
+		if (e == EINVAL)
+			step_fail("mount overlay on %s: %s (is the scratch directory %s itself on "
+				  "overlayfs? nested overlay upper directories are refused by the kernel)",
+				  merged, strerror(e), c->scratch);
+		step_fail("mount overlay on %s (lower %s): %s", merged, c->lower, strerror(e));
+	}
+	close(lfd);
+	close(ufd);
+	close(wfd);
+}
+
+static void mkdir_in(int rootfd, const char *root, const char *rel, mode_t mode)
+{
+	if (mkdirat(rootfd, rel, mode) < 0 && errno != EEXIST)
+		step_fail("mkdir %s/%s: %s", root, rel, strerror(errno));
+}
+
+static void build_dev(int rootfd, const char *root, int read_only)
+{
+	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom"};
+	static const char *const links[][2] = {{"fd", "/proc/self/fd"},
+					       {"stdin", "/proc/self/fd/0"},
+					       {"stdout", "/proc/self/fd/1"},
+					       {"stderr", "/proc/self/fd/2"}};
+	char dev[4096], path[4096];
+	struct stat st;
+
+	/* An image /dev that is a symlink or a file is removed first (MNT-9). */
+	if (fstatat(rootfd, "dev", &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+	    unlinkat(rootfd, "dev", 0) < 0)
+		step_fail("unlink %s/dev: %s", root, strerror(errno));
+	mkdir_in(rootfd, root, "dev", 0755);
+	snprintf(dev, sizeof dev, "%s/dev", root);
+	if (mount("tmpfs", dev, "tmpfs", MS_NOSUID, "mode=0755,size=64k,nr_inodes=64") < 0)
+		step_fail("mount tmpfs on %s: %s", dev, strerror(errno));
+	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dev, nodes[i]);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd < 0)
+			step_fail("create %s: %s", path, strerror(errno));
+		close(fd);
+		char host[32];
+		snprintf(host, sizeof host, "/dev/%s", nodes[i]);
+		if (mount(host, path, NULL, MS_BIND, NULL) < 0)
+			step_fail("bind %s on %s: %s", host, path, strerror(errno));
+	}
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dev, links[i][0]);
+		if (symlink(links[i][1], path) < 0)
+			step_fail("symlink %s: %s", path, strerror(errno));
+	}
+	snprintf(path, sizeof path, "%s/shm", dev);
+	if (mkdir(path, 01777) < 0 ||
+	    mount("tmpfs", path, "tmpfs", NOSUID_NODEV, "mode=1777") < 0)
+		step_fail("mount tmpfs on %s: %s", path, strerror(errno));
+	snprintf(path, sizeof path, "%s/mqueue", dev);
+	if (mkdir(path, 0755) < 0 ||
+	    mount("mqueue", path, "mqueue", NOSUID_NODEV | MS_NOEXEC, NULL) < 0)
+		step_fail("mount mqueue on %s: %s", path, strerror(errno));
+	(void)read_only;
+}
+
+static int by_depth(const void *a, const void *b)
+{
+	const struct bind_spec *x = *(const struct bind_spec *const *)a;
+	const struct bind_spec *y = *(const struct bind_spec *const *)b;
+	int dx = 0, dy = 0;
+	for (const char *p = x->dst; *p; p++)
+		dx += *p == '/';
+	for (const char *p = y->dst; *p; p++)
+		dy += *p == '/';
+	if (dx != dy)
+		return dx - dy;
+	/* Stable: equal depths keep their command-line order. */
+	return x < y ? -1 : x > y;
+}
+
+static void apply_binds(int rootfd, const char *root, const struct fs_config *c)
+{
+	const struct bind_spec **order = calloc((size_t)c->nbinds + 1, sizeof(const struct bind_spec *));
+	char dst[4096];
+	if (!order)
+		step_fail("out of memory");
+	for (int i = 0; i < c->nbinds; i++)
+		order[i] = &c->binds[i];
+	qsort(order, (size_t)c->nbinds, sizeof(const struct bind_spec *), by_depth);
+	for (int i = 0; i < c->nbinds; i++) {
+		const struct bind_spec *b = order[i];
+		struct stat st;
+		const char *what;
+		/* Re-walk the source from / with no-follow opens: a symlink swapped in
+		 * after validation is refused, not followed (MNT-8). */
+		int sfd = open_nofollow_abs(b->src);
+		if (sfd < 0 || fstat(sfd, &st) < 0)
+			step_fail("bind source %s: %s", b->src, strerror(errno));
+		int tfd = make_target(rootfd, b->dst, S_ISDIR(st.st_mode));
+		if (tfd < 0)
+			step_fail("bind target %s: %s%s", b->dst, strerror(errno),
+				  errno == ELOOP ? " (a component is a symlink in the box root)" : "");
+		snprintf(dst, sizeof dst, "%s%s", root, b->dst);
+		if (bind_fd(sfd, tfd, dst, b->ro, &what) < 0)
+			step_fail("%s %s on %s: %s", what, b->src, b->dst, strerror(errno));
+		close(sfd);
+		close(tfd);
+	}
+	free(order);
+}
+
+/* --tmpfs and vdisk targets: symlinks on the way are removed, directories
+ * created; the target itself must end up a directory. */
+static void mount_tmpfs(int rootfd, const char *root, const char *dst, uint64_t size)
+{
+	char path[4096], opts[64], walk[4096];
+	int cur = dup(rootfd);
+	snprintf(walk, sizeof walk, "%s", dst);
+	for (char *c = walk; cur >= 0 && *c;) {
+		while (*c == '/')
+			c++;
+		if (!*c)
+			break;
+		char *e = strchrnul(c, '/');
+		char save = *e;
+		*e = 0;
+		struct stat st;
+		if (fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+		    unlinkat(cur, c, 0) < 0)
+			step_fail("unlink %s%s: %s", root, dst, strerror(errno));
+		if (mkdirat(cur, c, 0755) < 0 && errno != EEXIST)
+			step_fail("mkdir %s in %s: %s", c, dst, strerror(errno));
+		int next = openat(cur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			step_fail("open %s in %s: %s", c, dst, strerror(errno));
+		close(cur);
+		cur = next;
+		*e = save;
+		c = e;
+	}
+	if (cur >= 0)
+		close(cur);
+	snprintf(path, sizeof path, "%s%s", root, dst);
+	if (size)
+		snprintf(opts, sizeof opts, "mode=1777,size=%llu", (unsigned long long)size);
+	else
+		snprintf(opts, sizeof opts, "mode=1777");
+	if (mount("tmpfs", path, "tmpfs", NOSUID_NODEV, opts) < 0)
+		step_fail("mount tmpfs on %s: %s", dst, strerror(errno));
+}
+
+static void bind_devices(int rootfd, const char *root, const struct fs_config *c)
+{
+	char dst[4096];
+	for (int i = 0; i < c->ndevices; i++) {
+		const char *p = c->devices[i].path;
+		struct stat st;
+		const char *what;
+		int sfd = open_nofollow_abs(p);
+		if (sfd < 0 || fstat(sfd, &st) < 0 || !S_ISCHR(st.st_mode))
+			step_fail("vgpio device %s: %s", p, sfd < 0 ? strerror(errno) : "not a character device");
+		int tfd = make_target(rootfd, p, 0);
+		if (tfd < 0)
+			step_fail("vgpio target %s: %s", p, strerror(errno));
+		snprintf(dst, sizeof dst, "%s%s", root, p);
+		/* A device bind must keep dev: bind_fd() would add nodev. */
+		char src[64], tgt[64];
+		what = "mount(MS_BIND)";
+		if (mount(fd_path(sfd, src, sizeof src), fd_path(tfd, tgt, sizeof tgt), NULL, MS_BIND,
+			  NULL) < 0)
+			step_fail("%s %s: %s", what, p, strerror(errno));
+		close(sfd);
+		close(tfd);
+	}
+}
+
+static void mask_proc(void)
+{
+	static const char *const ro_self[] = {"/proc/sysrq-trigger", "/proc/irq", "/proc/bus",
+					      "/proc/fs", "/proc/asound"};
+	static const char *const null_over[] = {"/proc/kcore", "/proc/kallsyms", "/proc/kmsg",
+						"/proc/keys", "/proc/latency_stats",
+						"/proc/timer_list", "/proc/sched_debug"};
+	static const char *const tmpfs_over[] = {"/proc/scsi", "/proc/acpi"};
+	const unsigned long hard = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+
+	if (mount("/proc/sys", "/proc/sys", NULL, MS_BIND | MS_REC, NULL) < 0 ||
+	    remount_ro("/proc/sys", hard) < 0)
+		step_fail("read-only bind of /proc/sys: %s", strerror(errno));
+	for (size_t i = 0; i < sizeof ro_self / sizeof ro_self[0]; i++)
+		if (mount(ro_self[i], ro_self[i], NULL, MS_BIND | MS_REC, NULL) == 0)
+			(void)remount_ro(ro_self[i], hard);
+	for (size_t i = 0; i < sizeof null_over / sizeof null_over[0]; i++)
+		(void)mount("/dev/null", null_over[i], NULL, MS_BIND, NULL);
+	for (size_t i = 0; i < sizeof tmpfs_over / sizeof tmpfs_over[0]; i++)
+		(void)mount("tmpfs", tmpfs_over[i], "tmpfs", MS_RDONLY | hard, "size=0,mode=0555");
+}
+
+static void lo_up(void)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		step_fail("socket(AF_INET): %s", strerror(errno));
+	memset(&ifr, 0, sizeof ifr);
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		step_fail("ioctl(SIOCGIFFLAGS, lo): %s", strerror(errno));
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		step_fail("ioctl(SIOCSIFFLAGS, lo): %s", strerror(errno));
+	close(s);
+}
+
+static void enter_workdir(const char *workdir)
+{
+	const char *w = workdir && *workdir ? workdir : "/";
+	if (strcmp(w, "/") != 0) {
+		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		int fd = root < 0 ? -1 : mkdir_beneath(root, w, 0755);
+		if (fd < 0 || fchdir(fd) < 0)
+			step_fail("workdir %s: %s", w, strerror(errno));
+		close(fd);
+		close(root);
+		return;
+	}
+	if (chdir("/") < 0)
+		step_fail("chdir /: %s", strerror(errno));
+}
+
+void fs_build(const struct fs_config *c)
+{
+	char merged[4096], path[4096];
+	int rootfd;
+
+	/* 17: the mount namespace is fatal, the cgroup namespace best effort. */
+	if (unshare(CLONE_NEWNS) < 0)
+		step_fail("unshare(CLONE_NEWNS): %s", strerror(errno));
+	(void)unshare(CLONE_NEWCGROUP);
+	/* 18 */
+	if (sethostname(c->hostname, strnlen(c->hostname, 64)) < 0)
+		step_fail("sethostname: %s", strerror(errno));
+	/* 19: nothing below may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		step_fail("make / private: %s", strerror(errno));
+	/* 20 */
+	snprintf(merged, sizeof merged, "%s/merged", c->scratch);
+	mount_root(c, merged);
+	rootfd = open(merged, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rootfd < 0)
+		step_fail("open %s: %s", merged, strerror(errno));
+	if (c->root == ROOT_HOST)
+		host_image_populate(rootfd, merged, c);
+	/* 21: /dev while the host's /dev is still reachable. */
+	build_dev(rootfd, merged, c->read_only);
+	/* 22: binds by depth, then tmpfs mounts, then hardware and vdisks. */
+	apply_binds(rootfd, merged, c);
+	for (int i = 0; i < c->ntmpfs; i++)
+		mount_tmpfs(rootfd, merged, c->tmpfs[i].path, c->tmpfs[i].size);
+	bind_devices(rootfd, merged, c);
+	/* A fresh proc for the box pid namespace, mounted while the host's
+	 * fully visible /proc is still in this namespace (the kernel requires
+	 * one to allow it). */
+	mkdir_in(rootfd, merged, "proc", 0555);
+	snprintf(path, sizeof path, "%s/proc", merged);
+	if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		step_fail("mount proc on %s: %s", path, strerror(errno));
+	if (c->cgroup2) {
+		int fd = mkdir_beneath(rootfd, "sys/fs/cgroup", 0755);
+		snprintf(path, sizeof path, "%s/sys/fs/cgroup", merged);
+		if (fd < 0 || mount("cgroup2", path, "cgroup2",
+				    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+			step_fail("mount cgroup2 on %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	/* 23: pivot, then detach the old root: a surviving old root would expose
+	 * the host. */
+	if (fchdir(rootfd) < 0)
+		step_fail("chdir %s: %s", merged, strerror(errno));
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		step_fail("pivot_root %s: %s", merged, strerror(errno));
+	if (umount2(".", MNT_DETACH) < 0)
+		step_fail("detach the old root: %s", strerror(errno));
+	if (chdir("/") < 0)
+		step_fail("chdir /: %s", strerror(errno));
+	close(rootfd);
+	/* 24 */
+	mask_proc();
+	/* 25 */
+	if (c->read_only) {
+		if (remount_ro("/", MS_NOSUID | MS_NODEV) < 0)
+			step_fail("remount / read-only: %s", strerror(errno));
+		if (remount_ro("/dev", MS_NOSUID) < 0)
+			step_fail("remount /dev read-only: %s", strerror(errno));
+	}
+	/* 26 */
+	enter_workdir(c->workdir);
+	/* 27 */
+	if (!c->net_host)
+		lo_up();
+}

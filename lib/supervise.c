@@ -1,0 +1,340 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "egress.h"
+#include "fdutil.h"
+#include "report.h"
+#include "rmtree.h"
+#include "supervise.h"
+
+const char oom_sentence[] =
+	"kern: the workload was killed by the kernel's OOM killer against this box's own memory "
+	"cap. Raise it with `--memory <size>` (or `memory = \"<size>\"` in a vcpu: profile) if the "
+	"workload needs more.";
+
+static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+
+/* The workload is init's only child: its host pid, for SigCgt. */
+static pid_t workload_pid(pid_t pid1)
+{
+	char path[64], buf[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid1, (int)pid1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return (pid_t)strtol(buf, NULL, 10);
+}
+
+/* 1 if pid has a handler for sig (SigCgt in /proc/<pid>/status). */
+static int catches(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	int caught = 0;
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "SigCgt:", 7) == 0)
+			caught = (strtoull(line + 7, NULL, 16) >> (sig - 1)) & 1;
+	fclose(f);
+	return caught;
+}
+
+static void arm(int tfd, long long ms)
+{
+	struct itimerspec it = {.it_value = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000}};
+	timerfd_settime(tfd, 0, &it, NULL);
+}
+
+static void kill_box(struct supervisor *s, pid_t pid1)
+{
+	kill(pid1, SIGKILL);
+	cg_kill_all(s->cg);
+}
+
+/* Print the lines PID 1 sent, one write each. */
+static void print_lines(int fd, const char *text)
+{
+	const char *p = text;
+	while (*p) {
+		const char *e = strchrnul(p, '\n');
+		char line[3200];
+		snprintf(line, sizeof line, "%.*s\n", (int)(e - p), p);
+		(void)write_all(fd, line, strlen(line));
+		p = *e ? e + 1 : e;
+	}
+}
+
+struct run_state {
+	char status[4096];
+	size_t status_len;
+	int status_open;
+	int status_code;	/* -2 unknown, -1 died in setup, 0 started, >0 failure */
+	char text[4096];
+	struct init_report report;
+	int have_report;
+	int deadline_stage;
+	int signals;
+	int forced_code;
+	int oom;
+};
+
+static void read_status(int *fd, struct run_state *r)
+{
+	ssize_t n = read(*fd, r->status + r->status_len, sizeof r->status - 1 - r->status_len);
+	if (n > 0) {
+		r->status_len += (size_t)n;
+		if (r->status_len < sizeof r->status - 1)
+			return;
+	} else if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+		return;
+	}
+	close(*fd);
+	*fd = -1;
+	r->status_code = status_parse(r->status, r->status_len, r->text, sizeof r->text);
+}
+
+static void tell_launcher(struct supervisor *s, struct run_state *r)
+{
+	if (s->detach_fd < 0)
+		return;
+	char msg[4200];
+	int n = snprintf(msg, sizeof msg, "%d %s", r->status_code, r->text);
+	(void)write_all(s->detach_fd, msg, (size_t)n);
+	close(s->detach_fd);
+	s->detach_fd = -1;
+}
+
+int supervise(struct supervisor *s)
+{
+	int status_p[2], report_p[2];
+	sigset_t block, orig;
+	struct run_state r = {.status_code = -2, .status_open = 1};
+	pid_t pid1;
+	int pidfd, sigfd, tfd, oomfd, st = 0;
+
+	if (pipe2(status_p, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report_p) < 0) {
+		setup_failed("pipe: %s", strerror(errno));
+		alive_fail();
+		return EXIT_SETUP;
+	}
+	sigemptyset(&block);
+	for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+		sigaddset(&block, stop_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+
+	/* 12: PID 1 is born inside the box cgroup; the supervisor leaves at once
+	 * so an OOM group kill can never take it. */
+	if (cg_enter(s->cg) < 0) {
+		setup_failed("cannot join the box cgroup: %s", strerror(errno));
+		alive_fail();
+		return EXIT_SETUP;
+	}
+	pid_t parent = getpid();
+	pid1 = fork();
+	if (pid1 == 0) {
+		close(status_p[0]);
+		close(report_p[0]);
+		/* 16: die with the supervisor; if it is already gone, stop here. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		struct pollfd pp = {.fd = report_p[1], .events = POLLIN};
+		if (poll(&pp, 1, 0) == 1 && (pp.revents & (POLLHUP | POLLERR)))
+			_exit(EXIT_SETUP);
+		(void)parent;
+		sigprocmask(SIG_SETMASK, &orig, NULL);
+		if (s->started_fd >= 0)
+			close(s->started_fd);
+		diag_status_fd = status_p[1];
+		if (s->chain) {
+			set_cloexec(status_p[1], 0);
+			set_cloexec(report_p[1], 0);
+		}
+		s->pid1(s->ctx, report_p[1]);
+		_exit(EXIT_SETUP);
+	}
+	int enter_errno = errno;
+	cg_leave(s->cg);
+	close(status_p[1]);
+	close(report_p[1]);
+	if (pid1 < 0) {
+		setup_failed("fork PID 1: %s", strerror(enter_errno));
+		alive_fail();
+		return EXIT_SETUP;
+	}
+	/* The alive pipe now lives only in PID 1 and the workload. */
+	if (s->alive_fd >= 0) {
+		close(s->alive_fd);
+		s->alive_fd = -1;
+	}
+	/* 13 */
+	pidfd = (int)syscall(SYS_pidfd_open, pid1, 0);
+	if (s->rec) {
+		s->rec->pid1 = pid1;
+		registry_update(s->runtime, s->rec);
+	}
+	/* 14 */
+	sigfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (s->timeout && tfd >= 0)
+		arm(tfd, (long long)s->timeout * 1000);
+	oomfd = cg_oom_fd(s->cg);
+	fcntl(status_p[0], F_SETFL, O_NONBLOCK);
+
+	/* 15 */
+	int status_fd = status_p[0];
+	for (;;) {
+		struct pollfd p[6] = {
+			{.fd = pidfd, .events = POLLIN},   {.fd = status_fd, .events = POLLIN},
+			{.fd = report_p[0], .events = POLLIN}, {.fd = sigfd, .events = POLLIN},
+			{.fd = tfd, .events = POLLIN},     {.fd = oomfd, .events = POLLIN},
+		};
+		if (pidfd < 0) {
+			/* No pidfd (old kernel): fall back to a blocking wait. */
+			if (waitpid(pid1, &st, 0) == pid1)
+				break;
+			continue;
+		}
+		if (poll(p, 6, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents) {
+			read_status(&status_fd, &r);
+			if (status_fd < 0)
+				tell_launcher(s, &r);
+		}
+		if (p[2].revents & POLLIN &&
+		    read(report_p[0], &r.report, sizeof r.report) == (ssize_t)sizeof r.report)
+			r.have_report = 1;
+		if (p[3].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+				if (++r.signals == 1) {
+					/* A terminal's signal already reached the workload's
+					 * process group; forward only what was sent to kern. */
+					if (si.ssi_code != SI_KERNEL)
+						kill(pid1, (int)si.ssi_signo);
+				} else {
+					r.forced_code = 128 + (int)si.ssi_signo;
+					kill_box(s, pid1);
+				}
+			}
+		}
+		if (p[4].revents & POLLIN) {
+			unsigned long long ticks;
+			if (read(tfd, &ticks, sizeof ticks) < 0)
+				ticks = 0;
+			if (r.deadline_stage == 0) {
+				r.deadline_stage = 1;
+				kill(pid1, SIGTERM);
+				pid_t w = workload_pid(pid1);
+				arm(tfd, w > 0 && catches(w, SIGTERM) ? 2000 : 200);
+			} else {
+				kill_box(s, pid1);
+			}
+		}
+		if (p[5].revents & POLLIN && cg_oom_fired(s->cg)) {
+			/* v1 has no group kill: the first OOM kill ends the whole box. */
+			r.oom = 1;
+			kill_box(s, pid1);
+		}
+		if (p[0].revents & POLLIN) {
+			if (waitpid(pid1, &st, 0) == pid1)
+				break;
+		}
+	}
+	/* Teardown (§8.4). 1: PID 1 is reaped; collect what it said. */
+	if (read(report_p[0], &r.report, sizeof r.report) == (ssize_t)sizeof r.report)
+		r.have_report = 1;
+	if (status_fd >= 0) {
+		fcntl(status_fd, F_SETFL, 0);
+		while (status_fd >= 0)
+			read_status(&status_fd, &r);
+	}
+	close(report_p[0]);
+	if (pidfd >= 0)
+		close(pidfd);
+	if (sigfd >= 0)
+		close(sigfd);
+	if (tfd >= 0)
+		close(tfd);
+	/* 2 */
+	egress_stop();
+	/* 3 */
+	int oom = r.oom || cg_oom_evidence(s->cg);
+	int byte1 = cg_byte1(s->cg);
+	cg_kill_all(s->cg);
+	cg_destroy(s->cg);
+	s->cg = NULL;
+	/* 4 */
+	if (s->scratch)
+		rmtree(s->scratch);
+	/* 5 */
+	if (s->rec)
+		registry_remove(s->runtime, s->rec);
+
+	int started, code, sig = 0;
+	if (r.status_code > 0) {
+		print_lines(2, r.text);
+		started = r.status_code == EXIT_NOEXEC || r.status_code == EXIT_NOTFOUND;
+		code = r.status_code;
+	} else if (r.status_code == 0 || r.have_report) {
+		started = 1;
+		int ws = r.have_report ? r.report.status : st;
+		if (WIFSIGNALED(ws)) {
+			sig = WTERMSIG(ws);
+			code = 128 + sig;
+		} else {
+			code = WEXITSTATUS(ws);
+		}
+	} else {
+		started = 0;
+		if (WIFSIGNALED(st))
+			setup_failed("PID 1 was killed by signal %d during setup", WTERMSIG(st));
+		else
+			setup_failed("PID 1 exited with status %d during setup", WEXITSTATUS(st));
+		code = EXIT_SETUP;
+	}
+	if (r.status_code < -1)
+		r.status_code = started ? 0 : -1;
+	tell_launcher(s, &r);
+	if (started && oom) {
+		code = 137;
+		sig = SIGKILL;
+	}
+	if (r.forced_code)
+		code = r.forced_code;
+	/* 6 */
+	if (started && oom)
+		diag_line(0, "%s", oom_sentence);
+	if (started && s->started_fd >= 0) {
+		unsigned char bytes[4] = {1, (unsigned char)byte1, (unsigned char)(oom ? 1 : 0),
+					  (unsigned char)sig};
+		(void)write_all(s->started_fd, bytes, 4);
+	}
+	sigprocmask(SIG_SETMASK, &orig, NULL);
+	/* 7 */
+	return code;
+}
