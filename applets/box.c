@@ -38,6 +38,7 @@
 #include "rootfs.h"
 #include "strv.h"
 #include "supervise.h"
+#include "testhook.h"
 #include "users.h"
 #include "xdg.h"
 
@@ -831,27 +832,6 @@ static int prepare_sources(struct box_args *a)
 	return 0;
 }
 
-static int make_scratch(struct launch *l, int upper_open)
-{
-	char sub[PATH_MAX];
-	snprintf(l->scratch, sizeof l->scratch, "%s/scratch/%s-%d", l->runtime, l->a->name, (int)getpid());
-	if (mkdir(l->scratch, 0700) < 0) {
-		setup_failed("mkdir %s: %s", l->scratch, strerror(errno));
-		return -1;
-	}
-	static const char *const subs[] = {"merged", "upper", "work"};
-	int n = l->fs.root == ROOT_OVERLAY ? 3 : 1;
-	for (int i = 0; i < n; i++) {
-		snprintf(sub, sizeof sub, "%s/%s", l->scratch, subs[i]);
-		if (mkdir(sub, i == 1 && upper_open ? 0755 : 0700) < 0 ||
-		    (i == 1 && upper_open && chmod(sub, 0755) < 0)) {
-			setup_failed("mkdir %s: %s", sub, strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
-}
-
 /* -d: the supervisor becomes a session of its own writing to a log; the
  * launcher waits only until the workload was exec'd (or failed) and prints
  * NAME. Returns in the child; the parent exits. */
@@ -1026,8 +1006,10 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 		}
 		return fail_started(&l, rc);
 	}
+	test_phase("claim");
 	rc = EXIT_SETUP;
-	if (make_scratch(&l, l.range_wanted || nonroot) < 0)
+	if (scratch_create(l.runtime, a->name, l.fs.root == ROOT_OVERLAY, l.range_wanted || nonroot,
+			   l.scratch, sizeof l.scratch) < 0)
 		goto undo;
 
 	/* 7: kern-cg */
@@ -1036,6 +1018,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	rec.byte1 = cg_byte1(cg);
 	snprintf(rec.cgroup, sizeof rec.cgroup, "%s", cg_record(cg));
 	registry_update(l.runtime, &rec);
+	test_phase("cgroup");
 
 	/* 8: kern-egress */
 	int egress_ctl = -1;
@@ -1045,6 +1028,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 		note("this box reaches only %s (and their subdomains) through an HTTP CONNECT/forward "
 		     "proxy at %s; it has no other route", a->egress_raw, EGRESS_PROXY_URL);
 		(void)egress_start(&ec, &egress_ctl);
+		test_phase("egress");
 	}
 
 	/* 9-11: kern-ns */
@@ -1057,6 +1041,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 		cg = NULL;
 		goto undo;
 	}
+	test_phase("unshare");
 	if (nonroot && !ranged) {
 		setup_failed("--user %u cannot be mapped: the subordinate id range could not be mapped",
 			     (unsigned)l.run.ld.uid);
@@ -1298,6 +1283,7 @@ static int box_main(int argc, char **argv)
 	}
 	if (a.quiet)
 		diag_quiet = 1;
+	test_phase("parse");
 	if (a.show_config) {
 		show_config(&a);
 		return 0;

@@ -1,14 +1,62 @@
-/* kern-ns: create user, pid, uts, ipc and net namespaces and id maps */
+/* kern-ns: create the box's user, pid, uts, ipc and network namespaces and
+ * write the id maps, then exec the rest of argv. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "applet.h"
+#include "diag.h"
+#include "ns.h"
+#include "selfexec.h"
 
 static const char usage[] =
-"usage: kern-ns [--net] [--uid-range] -- NEXT...\n";
+	"usage: kern-ns [--net] [--uid-range | --uid-range-if-available] [--egress-fd N] -- NEXT...\n"
+	"\n"
+	"Unshare the user, pid, uts and ipc namespaces, and the network namespace\n"
+	"unless --net (keep the host network), write the id maps, then exec NEXT in\n"
+	"this same process: its next child becomes PID 1 of the new pid namespace.\n"
+	"\n"
+	"  --net                      keep the host network namespace\n"
+	"  --uid-range                map 0 -> you plus your /etc/subuid range (warn if\n"
+	"                             it cannot be had; then a single-id map)\n"
+	"  --uid-range-if-available   the same, silently\n"
+	"  --egress-fd N              the kern-egress control descriptor: the box's\n"
+	"                             127.0.0.1:3128 listener is handed to the proxy\n"
+	"\n"
+	"Default map: `0 <your uid> 1` with setgroups denied. Exit 125 when the\n"
+	"namespaces cannot be created (unprivileged user namespaces restricted).\n";
 
 static int ns_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return applet_not_built("ns");
+	struct ns_config cfg = {.uid = geteuid(), .gid = getegid()};
+	int egress_fd = -1, ranged;
+	int next = split_dashdash(argc, argv);
+
+	if (next < 0 || next >= argc) {
+		fatal("box", "kern-ns: missing `-- NEXT...`");
+		return EXIT_CLI;
+	}
+	for (int i = 1; i < next - 1; i++) {
+		if (!strcmp(argv[i], "--net")) {
+			cfg.net_host = 1;
+		} else if (!strcmp(argv[i], "--uid-range")) {
+			cfg.range = cfg.range_explicit = 1;
+		} else if (!strcmp(argv[i], "--uid-range-if-available")) {
+			cfg.range = 1;
+		} else if (!strcmp(argv[i], "--egress-fd") && i + 1 < next - 1) {
+			egress_fd = (int)strtol(argv[++i], NULL, 10);
+		} else {
+			fatal("box", "kern-ns: unknown flag '%s'", argv[i]);
+			return EXIT_CLI;
+		}
+	}
+	int rc = ns_enter(&cfg, egress_fd, &ranged);
+	if (rc)
+		return rc;
+	exec_next(argv + next);
+	setup_failed("kern-ns: exec %s: %m", argv[next]);
+	return EXIT_SETUP;
 }
 
 APPLET(ns, "create user, pid, uts, ipc and net namespaces and id maps", usage, ns_main);

@@ -1,14 +1,163 @@
-/* kern-wait: supervise the box: PID 1, deadline, reaping, outcome bytes */
+/* kern-wait: the supervisor. Claims the box name, makes scratch, forks PID
+ * 1 (which execs the rest of argv: kern-fs, then kern-seccomp), enforces
+ * the deadline, reaps, tears down and writes the outcome bytes. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "applet.h"
+#include "cgroup.h"
+#include "chain.h"
+#include "diag.h"
+#include "env.h"
+#include "fdutil.h"
+#include "parse.h"
+#include "registry.h"
+#include "rmtree.h"
+#include "selfexec.h"
+#include "supervise.h"
 
 static const char usage[] =
-"usage: kern-wait --name NAME [--timeout N] -- NEXT...\n";
+	"usage: kern-wait --name NAME --runtime DIR [options] -- NEXT...\n"
+	"\n"
+	"Supervise a box: claim NAME in the registry under DIR, make the scratch\n"
+	"directory, fork PID 1 (in the pid namespace kern-ns made) which execs NEXT,\n"
+	"then wait: deadline, signal forwarding, OOM watch, reaping, teardown, the\n"
+	"outcome bytes on KERN_STARTED_FD. Exits with the box's status.\n"
+	"\n"
+	"  --timeout N             SIGTERM the workload at N s, SIGKILL 2 s later\n"
+	"  --memory SIZE, --pids-limit N, --cpus C, --require-limits, --allow-uncapped\n"
+	"                          the limits kern-cg applied (to find and verify its cgroup)\n"
+	"  --overlay               make upper/ and work/ in scratch for an overlay root\n"
+	"  --image REF, --label K=V, --seccomp MODE, --caps HEX, --user UID:GID\n"
+	"                          recorded for `kern ps` and `kern exec`\n"
+	"\n"
+	"PID 1 finds its status pipe, report socket and scratch directory in\n"
+	"KERN_PID1 (internal plumbing; never passed to the workload).\n";
+
+struct wait_args {
+	const char *name, *runtime;
+	unsigned long long timeout;
+	struct cg_limits limits;
+	int overlay;
+	struct box_record rec;
+	char **next;
+};
+
+static void pid1_exec(void *ctx, int report_fd)
+{
+	struct wait_args *w = ctx;
+	char scratch[4096];
+	snprintf(scratch, sizeof scratch, "%s", w->rec.scratch);
+	chain_export(diag_status_fd, report_fd, scratch);
+	exec_next(w->next);
+	setup_failed("kern-wait: exec %s: %s", w->next[0], strerror(errno));
+	_exit(EXIT_SETUP);
+}
+
+static int parse(char **argv, int end, struct wait_args *w)
+{
+	uint64_t u;
+	unsigned long long ull;
+	const char *f = NULL;
+	for (int i = 1; i < end; i++) {
+		const char *v = i + 1 < end ? argv[i + 1] : NULL;
+		f = argv[i];
+		if (!strcmp(f, "--require-limits")) {
+			w->limits.require_limits = 1;
+			continue;
+		}
+		if (!strcmp(f, "--allow-uncapped")) {
+			w->limits.allow_uncapped = 1;
+			continue;
+		}
+		if (!strcmp(f, "--overlay")) {
+			w->overlay = 1;
+			continue;
+		}
+		if (!v)
+			goto bad;
+		i++;
+		if (!strcmp(f, "--name") && box_name_valid(v))
+			w->name = v;
+		else if (!strcmp(f, "--runtime") && v[0] == '/')
+			w->runtime = v;
+		else if (!strcmp(f, "--timeout") && parse_seconds(v, &ull) == 0)
+			w->timeout = ull;
+		else if (!strcmp(f, "--memory") && parse_size(v, 0, &u) == 0)
+			w->limits.memory = u, w->limits.memory_given = 1;
+		else if (!strcmp(f, "--pids-limit") && parse_u64(v, &ull) == 0)
+			w->limits.pids = ull, w->limits.pids_given = 1;
+		else if (!strcmp(f, "--cpus") && parse_cpus(v, &u) == 0)
+			w->limits.cpu_micro = u;
+		else if (!strcmp(f, "--image"))
+			snprintf(w->rec.image, sizeof w->rec.image, "%s", v);
+		else if (!strcmp(f, "--label") && strchr(v, '=') && w->rec.nlabels < RECORD_MAX_LABELS)
+			w->rec.labels[w->rec.nlabels++] = (char *)v;
+		else if (!strcmp(f, "--seccomp"))
+			snprintf(w->rec.seccomp, sizeof w->rec.seccomp, "%s", v);
+		else if (!strcmp(f, "--caps"))
+			w->rec.caps = strtoull(v, NULL, 16);
+		else if (!strcmp(f, "--user"))
+			snprintf(w->rec.user, sizeof w->rec.user, "%s", v);
+		else
+			goto bad;
+	}
+	if (!w->name || !w->runtime) {
+		fatal("box", "kern-wait: --name and --runtime are required");
+		return EXIT_CLI;
+	}
+	return 0;
+bad:
+	fatal("box", "kern-wait: bad or unknown flag '%s' (or a bad value for it)", f);
+	return EXIT_CLI;
+}
 
 static int wait_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return applet_not_built("wait");
+	struct wait_args w = {0};
+	struct cg_box *cg = NULL;
+	int next = split_dashdash(argc, argv), rc;
+
+	if (next < 0 || next >= argc) {
+		fatal("box", "kern-wait: missing `-- NEXT...`");
+		return EXIT_CLI;
+	}
+	if ((rc = parse(argv, next - 1, &w)))
+		return rc;
+	w.next = argv + next;
+	int started_fd = env_fd("KERN_STARTED_FD");
+	if (started_fd >= 0)
+		set_cloexec(started_fd, 1);
+
+	snprintf(w.rec.name, sizeof w.rec.name, "%s", w.name);
+	w.rec.sup_pid = getpid();
+	w.rec.sup_start = proc_start_time(w.rec.sup_pid);
+	w.rec.created = (long long)time(NULL);
+	snprintf(w.rec.scratch, sizeof w.rec.scratch, "%s/scratch/%s-%d", w.runtime, w.name,
+		 (int)getpid());
+	if ((rc = registry_claim(w.runtime, &w.rec)))
+		return rc;
+	char scratch[4096];
+	if (scratch_create(w.runtime, w.name, w.overlay, w.rec.user[0] != 0, scratch,
+			   sizeof scratch) < 0 ||
+	    (rc = cg_open(w.name, getpid(), &w.limits, &cg)) != 0) {
+		rmtree(w.rec.scratch);
+		registry_remove(w.runtime, &w.rec);
+		return rc ? rc : EXIT_SETUP;
+	}
+	w.rec.byte1 = cg_byte1(cg);
+	snprintf(w.rec.cgroup, sizeof w.rec.cgroup, "%s", cg_record(cg));
+	registry_update(w.runtime, &w.rec);
+
+	struct supervisor s = {.runtime = w.runtime, .rec = &w.rec, .scratch = w.rec.scratch,
+			       .cg = cg, .timeout = w.timeout, .started_fd = started_fd,
+			       .alive_fd = env_fd("KERN_ALIVE_FD"), .detach_fd = -1, .chain = 1,
+			       .pid1 = pid1_exec, .ctx = &w};
+	return supervise(&s);
 }
 
 APPLET(wait, "supervise the box: PID 1, deadline, reaping, outcome bytes", usage, wait_main);

@@ -68,6 +68,7 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 	sigset_t block, orig;
 	int keep[3] = {alive_fd, diag_status_fd, report_fd};
 
+	alive_remember(alive_fd);
 	/* 29-32: rlimits, AppArmor, capabilities and user, no_new_privs, seccomp. */
 	if (lockdown_apply(&rc->ld, 0) != 0) {
 		alive_fail();

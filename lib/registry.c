@@ -426,3 +426,25 @@ int registry_each(const char *runtime, void (*fn)(const struct box_record *, voi
 	free(names);
 	return live;
 }
+
+int scratch_create(const char *runtime, const char *name, int overlay, int upper_open, char *out,
+		   size_t len)
+{
+	static const char *const subs[] = {"merged", "upper", "work"};
+	char sub[PATH_MAX];
+	snprintf(out, len, "%s/scratch/%s-%d", runtime, name, (int)getpid());
+	if (mkdir(out, 0700) < 0) {
+		setup_failed("mkdir %s: %s", out, strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < (overlay ? 3 : 1); i++) {
+		snprintf(sub, sizeof sub, "%s/%s", out, subs[i]);
+		mode_t mode = i == 1 && upper_open ? 0755 : 0700;
+		/* chmod after mkdir: the umask must not narrow the upper's mode. */
+		if (mkdir(sub, mode) < 0 || chmod(sub, mode) < 0) {
+			setup_failed("mkdir %s: %s", sub, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -54,6 +54,12 @@ int record_live(const struct box_record *rec);
  * way are removed. Returns the number of live records. */
 int registry_each(const char *runtime, void (*fn)(const struct box_record *, void *), void *ctx);
 
+/* Create <runtime>/scratch/<name>-<pid> (0700) with merged/ and, for an
+ * overlay root, upper/ and work/; upper is 0755 when a non-root user or a
+ * range map is in play (upper_open). Prints the failure. */
+int scratch_create(const char *runtime, const char *name, int overlay, int upper_open, char *out,
+		   size_t len);
+
 /* Valid box NAME (box-cli.md §2). */
 int box_name_valid(const char *name);
 

@@ -21,6 +21,9 @@ void exec_fail(const char *cmd, int err) __attribute__((noreturn));
 
 /* Write `x` on KERN_ALIVE_FD if this process still holds it. */
 void alive_fail(void);
+/* Remember the alive descriptor before the environment is replaced (the
+ * workload child execs with the box env). */
+void alive_remember(int fd);
 
 /* PID 1, just before forking the workload. */
 void status_forked(void);

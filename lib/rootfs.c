@@ -17,6 +17,7 @@
 #include "path.h"
 #include "report.h"
 #include "rootfs.h"
+#include "testhook.h"
 
 #define NOSUID_NODEV (MS_NOSUID | MS_NODEV)
 
@@ -42,7 +43,10 @@ static void mount_root(const struct fs_config *c, const char *merged)
 	case ROOT_OVERLAY:
 		break;
 	}
-	/* Directories by descriptor: no escaping of ',' or ':' in the lower's
+	/* userxattr always: PID 1 mounts from inside a user namespace even for
+	 * root, and trusted.* xattrs (whiteouts, opaque dirs) need privilege
+	 * over the initial one.
+	 * Directories by descriptor: no escaping of ',' or ':' in the lower's
 	 * path, and nothing can be swapped in between. */
 	lfd = open_nofollow_abs(c->lower);
 	if (lfd < 0)
@@ -55,7 +59,7 @@ static void mount_root(const struct fs_config *c, const char *merged)
 		step_fail("open %s: %s", sub, strerror(errno));
 	snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s%s", fd_path(lfd, lo, sizeof lo),
 		 fd_path(ufd, up, sizeof up), fd_path(wfd, wk, sizeof wk),
-		 c->rootless ? ",userxattr" : "");
+		 ",userxattr");
 	if (mount("overlay", merged, "overlay", NOSUID_NODEV, opts) < 0) {
 		int e = errno;
 		if (e == EINVAL)
@@ -330,6 +334,7 @@ void fs_build(const struct fs_config *c)
 			step_fail("mount cgroup2 on %s: %s", path, strerror(errno));
 		close(fd);
 	}
+	test_phase("pid1-before-pivot");
 	/* 23: pivot, then detach the old root: a surviving old root would expose
 	 * the host. */
 	if (fchdir(rootfd) < 0)
@@ -341,6 +346,7 @@ void fs_build(const struct fs_config *c)
 	if (chdir("/") < 0)
 		step_fail("chdir /: %s", strerror(errno));
 	close(rootfd);
+	test_phase("pid1-after-pivot");
 	/* 24 */
 	mask_proc();
 	/* 25 */

@@ -20,6 +20,7 @@
 #include "report.h"
 #include "rmtree.h"
 #include "supervise.h"
+#include "testhook.h"
 
 const char oom_sentence[] =
 	"kern: the workload was killed by the kernel's OOM killer against this box's own memory "
@@ -280,6 +281,7 @@ int supervise(struct supervisor *s)
 		close(sigfd);
 	if (tfd >= 0)
 		close(tfd);
+	test_phase("teardown");
 	/* 2 */
 	egress_stop();
 	/* 3 */

@@ -31,3 +31,52 @@ refute_line_re() {
 assert_status() {
 	[ "$status" -eq "$1" ] || { echo "status $status, expected $1; output:"; echo "$output"; return 1; }
 }
+
+KERN_T=$TREE/build/test/kern	# the test build: phase hooks compiled in
+
+# A tiny root filesystem from busybox-static, built once per test file.
+mkrootfs() {
+	local r=${1:-$BATS_FILE_TMPDIR/rootfs}
+	[ -x "$r/bin/busybox" ] && { echo "$r"; return; }
+	local bb
+	bb=$(command -v busybox || echo /bin/busybox)
+	[ -x "$bb" ] || { echo "busybox-static is not installed" >&2; return 1; }
+	mkdir -p "$r"/bin "$r"/etc "$r"/tmp "$r"/root
+	cp "$bb" "$r/bin/busybox"
+	for a in sh ls cat echo id true false sleep touch mkdir rm hostname env grep wc head \
+		 printf kill ps stat mount test sed tr cut dd seq od chmod ln readlink; do
+		ln -sf busybox "$r/bin/$a"
+	done
+	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\napp:x:1000:1000:app:/home/app:/bin/sh\n' >"$r/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\napp:x:1000:\nstaff:x:50:app\n' >"$r/etc/group"
+	chmod 1777 "$r/tmp"
+	echo "$r"
+}
+
+# outcome FILE: the bytes kern wrote on KERN_STARTED_FD, as "b0 b1 b2 b3".
+outcome() { od -An -tu1 "$1" | tr -s ' ' | sed 's/^ //;s/ $//'; }
+
+# no_leftovers NAME: nothing of box NAME remains: record, scratch, process.
+no_leftovers() {
+	local name=$1 rt
+	rt=$(runtime_dir)
+	[ ! -e "$rt/instances/$name" ] || { echo "record left: $rt/instances/$name"; return 1; }
+	! ls -d "$rt/scratch/$name"-* >/dev/null 2>&1 || { echo "scratch left"; ls -la "$rt/scratch"; return 1; }
+	! "$KERN" ps -q | grep -qx "$name" || { echo "still listed"; return 1; }
+}
+
+runtime_dir() {
+	if [ -n "${XDG_RUNTIME_DIR:-}" ]; then echo "$XDG_RUNTIME_DIR/kern";
+	elif [ -d "/run/user/$(id -u)" ]; then echo "/run/user/$(id -u)/kern";
+	else echo "/tmp/kern-$(id -u)"; fi
+}
+
+# wait_for FILE REGEX [SECONDS]: poll until a line of FILE matches.
+wait_for() {
+	local i
+	for i in $(seq 1 $((${3:-10} * 20))); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "timed out waiting for /$2/ in $1:"; cat "$1"; return 1
+}

@@ -1,0 +1,24 @@
+#ifdef KERN_TEST_BUILD
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "testhook.h"
+
+void test_phase(const char *phase)
+{
+	const char *want = getenv("KERN_TEST_PAUSE");
+	char line[128];
+	if (!want || strcmp(want, phase) != 0)
+		return;
+	snprintf(line, sizeof line, "kern-test: paused at %s\n", phase);
+	(void)write_all(2, line, strlen(line));
+	for (;;)
+		pause();
+}
+#else
+/* The release build has no hooks (this unit is empty on purpose). */
+typedef int kern_testhook_unused;
+#endif
