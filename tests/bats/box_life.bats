@@ -1,0 +1,222 @@
+#!/usr/bin/env bats
+# kern box: deadline, signals, supervisor death, concurrency, descriptors
+# and stdio (security-tests.md sections 5 DL-*, 6, 7).
+load helper
+
+setup() { kern_private_dirs; }
+
+# Processes whose command line carries this test's marker.
+marker_procs() { pgrep -f "$1" | grep -v "^$$\$" || true; }
+
+@test "DL-1: --timeout 2 ends sleep with 143 within 2.5 s, a SIGTERM trap with 137 within 4.5 s [rootless]" {
+	o=$BATS_TEST_TMPDIR/o
+	s=$(date +%s%N)
+	run env KERN_STARTED_FD=3 "$KERN" box dl1 --image host --timeout 2 -- sleep 100 3>"$o"
+	ms=$(( ($(date +%s%N) - s) / 1000000 ))
+	assert_status 143
+	[ "$ms" -lt 2500 ]
+	[ "$(outcome "$o")" = "1 0 0 15" ]
+	s=$(date +%s%N)
+	run env KERN_STARTED_FD=3 "$KERN" box dl1b --image host --timeout 2 -- sh -c 'trap "" TERM; trap "echo got" TERM; while :; do :; done' 3>"$o"
+	ms=$(( ($(date +%s%N) - s) / 1000000 ))
+	assert_status 137
+	[ "$ms" -lt 4500 ] && [ "$ms" -ge 3500 ]
+	[ "$(outcome "$o")" = "1 0 0 9" ]
+	no_leftovers dl1b
+}
+
+@test "DL-4: killpg(SIGKILL) of kern stops a background writer within 1.5 s [rootless]" {
+	f=$BATS_TEST_TMPDIR/ws; mkdir -p "$f"
+	setsid "$KERN" box dl4 --image host -v "$f:/w" -- sh -c '(while :; do date +%s%N >> /w/tick; done) & sleep 100' &
+	wait_for "$f/tick" . 5
+	pgid=$(ps -o pgid= -p $! | tr -d ' ')
+	kill -KILL -- "-$pgid"
+	sleep 1.5
+	a=$(wc -l <"$f/tick"); sleep 0.5; b=$(wc -l <"$f/tick")
+	[ "$a" -eq "$b" ]
+}
+
+@test "DL-5: a workload that clears its parent-death signal still dies with the supervisor [rootless]" {
+	f=$BATS_TEST_TMPDIR/ws; mkdir -p "$f"
+	"$KERN" box dl5 --image host -v "$f:/w" -- python3 -c '
+import ctypes, os, time
+ctypes.CDLL(None).prctl(1, 0)   # PR_SET_PDEATHSIG 0
+open("/w/ready", "w").close()
+while True:
+    open("/w/tick", "a").write("x"); time.sleep(0.01)' &
+	kpid=$!
+	wait_for "$f/ready" . 5 || true
+	[ -e "$f/ready" ]
+	kill -KILL $kpid
+	sleep 1.5
+	a=$(stat -c %s "$f/tick"); sleep 0.5; b=$(stat -c %s "$f/tick")
+	[ "$a" -eq "$b" ]
+}
+
+@test "DL-6: one SIGTERM is forwarded and the workload's code reported; a second ends it at once [rootless]" {
+	"$KERN" box dl6 --image host -- sh -c 'trap "echo forwarded; exit 7" TERM; while :; do sleep 0.05; done' >"$BATS_TEST_TMPDIR/out" &
+	kpid=$!
+	sleep 0.7
+	kill -TERM $kpid
+	rc=0; wait $kpid || rc=$?
+	[ "$rc" -eq 7 ]
+	grep -qx forwarded "$BATS_TEST_TMPDIR/out"
+	"$KERN" box dl6b --image host -- sh -c 'trap "" TERM; while :; do sleep 0.05; done' &
+	kpid=$!
+	sleep 0.7
+	kill -TERM $kpid; sleep 0.3
+	kill -0 $kpid
+	s=$(date +%s%N)
+	kill -TERM $kpid
+	rc=0; wait $kpid || rc=$?
+	[ "$rc" -eq 143 ]
+	[ $(( ($(date +%s%N) - s) / 1000000 )) -lt 1000 ]
+	no_leftovers dl6b
+}
+
+@test "stdin stays a live pipe for the box's life [rootless]" {
+	coproc K { "$KERN" box pipe1 --image host -- python3 -u -c '
+import sys
+for line in sys.stdin:
+    print("echo:" + line.strip(), flush=True)
+    if line.strip() == "quit": break'; }
+	echo hello >&"${K[1]}"
+	read -r -t 5 got <&"${K[0]}"
+	[ "$got" = echo:hello ]
+	echo again >&"${K[1]}"
+	read -r -t 5 got <&"${K[0]}"
+	[ "$got" = echo:again ]
+	echo quit >&"${K[1]}"
+	wait $K_PID
+}
+
+@test "stdio is passed byte-exact [rootless]" {
+	head -c 300000 /dev/urandom >"$BATS_TEST_TMPDIR/in"
+	"$KERN" box bytes --image host -- cat <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/out"
+	cmp "$BATS_TEST_TMPDIR/in" "$BATS_TEST_TMPDIR/out"
+}
+
+# KILL-*: SIGKILL the supervisor at each phase; nothing may remain.
+kill_at_phase() {
+	local phase=$1 name=kill-$1 o=$BATS_TEST_TMPDIR/o err=$BATS_TEST_TMPDIR/err
+	before=$(cut -d' ' -f5 /proc/self/mountinfo | sort)
+	: >"$err"
+	KERN_TEST_PAUSE=$phase KERN_STARTED_FD=3 "$KERN_T" box "$name" --image host -- sleep 300 3>"$o" 2>"$err" &
+	kpid=$!
+	if [ "$phase" = running ]; then sleep 0.8; else wait_for "$err" "paused at $phase" 10; fi
+	kill -KILL $kpid
+	wait $kpid 2>/dev/null || true
+	# KILL-7: the client's blocking read of the outcome fd returns (EOF).
+	timeout 5 cat "$o" >/dev/null
+	# KILL-5: gone from ps at once, before any recover.
+	! "$KERN" ps -q 2>/dev/null | grep -qx "$name"
+	sleep 1
+	"$KERN" recover >/dev/null 2>&1 || true
+	# KILL-1: no box process left.
+	[ -z "$(pgrep -f 'sleep 300' || true)" ] || { echo "process left"; pgrep -af 'sleep 300'; return 1; }
+	# KILL-2: host mountinfo unchanged.
+	[ "$before" = "$(cut -d' ' -f5 /proc/self/mountinfo | sort)" ]
+	# KILL-3: no cgroup directory.
+	! find /sys/fs/cgroup -maxdepth 4 -name "kern-box-$name-*" 2>/dev/null | grep -q .
+}
+
+@test "KILL: SIGKILL of the supervisor at every phase leaves nothing behind [rootless]" {
+	[ -x "$KERN_T" ] || { echo "no test build at $KERN_T"; return 1; }
+	for phase in parse claim cgroup unshare pid1-before-pivot pid1-after-pivot running teardown; do
+		kill_at_phase "$phase" || { echo "phase $phase"; return 1; }
+	done
+}
+
+@test "KILL-4: kern recover removes the scratch and record a killed supervisor left [rootless]" {
+	err=$BATS_TEST_TMPDIR/err
+	KERN_TEST_PAUSE=teardown "$KERN_T" box kill4 --image host -- true 2>"$err" &
+	kpid=$!
+	wait_for "$err" "paused at teardown" 10
+	kill -KILL $kpid; wait $kpid 2>/dev/null || true
+	rt=$(runtime_dir)
+	ls -d "$rt/scratch/kill4-"*
+	"$KERN" recover
+	no_leftovers kill4
+}
+
+@test "the test build's phase hook is absent from the release build [rootless]" {
+	! grep -q "paused at" "$KERN"
+	run env KERN_TEST_PAUSE=claim "$KERN" box hook --image host -- true
+	assert_status 0
+}
+
+@test "CONC-1: 200 concurrent boxes all succeed and leave a consistent registry [rootless]" {
+	pids=()
+	for i in $(seq 1 200); do
+		"$KERN" box c$i --image host -- sh -c "exit $((i % 50))" 2>"$BATS_TEST_TMPDIR/e$i" &
+		pids+=($!)
+	done
+	bad=0
+	for i in $(seq 1 200); do
+		rc=0; wait "${pids[$((i - 1))]}" || rc=$?
+		[ "$rc" -eq $((i % 50)) ] || { echo "box c$i: $rc"; cat "$BATS_TEST_TMPDIR/e$i"; bad=1; }
+	done
+	[ "$bad" -eq 0 ]
+	rt=$(runtime_dir)
+	! ls "$rt/instances" | grep -Eq '^c[0-9]+$'
+	! ls "$rt/scratch" | grep -Eq '^c[0-9]+-'
+	[ -z "$("$KERN" ps -q)" ]
+}
+
+@test "CONC-2: 128 concurrent boxes on one workspace write distinct files [rootless]" {
+	ws=$BATS_TEST_TMPDIR/ws; mkdir -p "$ws"
+	for i in $(seq 1 128); do
+		"$KERN" box w$i --image host -v "$ws:/workspace" -- sh -c "echo $i > /workspace/f$i" &
+	done
+	wait
+	[ "$(ls "$ws" | wc -l)" -eq 128 ]
+	for i in $(seq 1 128); do [ "$(cat "$ws/f$i")" = "$i" ]; done
+}
+
+@test "FD-1/FD-2: the box sees only 0 1 2, even with an extra inherited descriptor [rootless]" {
+	echo hostdata >"$BATS_TEST_TMPDIR/extra"
+	run env KERN_STARTED_FD=3 KERN_ALIVE_FD=4 "$KERN" box fd1 --image host -- ls /proc/self/fd 3>"$BATS_TEST_TMPDIR/o" 4>"$BATS_TEST_TMPDIR/a" 8<"$BATS_TEST_TMPDIR/extra"
+	assert_status 0
+	# ls itself opens one descriptor to read the directory.
+	[ "$(echo $output)" = "0 1 2 3" ] || [ "$(echo $output)" = "0 1 2" ]
+	run "$KERN" box fd2 --image host -- sh -c 'ls -l /proc/$$/fd | grep -c -- "->"'
+	[ "$output" = 3 ]
+}
+
+@test "FD-4: -d returns at once with NAME; captured pipes reach EOF [rootless]" {
+	s=$(date +%s%N)
+	out=$("$KERN" box det1 --image host -d --init --label kern.sbx.cfg=0123456789abcdef -- sleep 30 2>&1 || true)
+	[ $(( ($(date +%s%N) - s) / 1000000 )) -lt 3000 ]
+	[ "$out" = det1 ]
+}
+
+@test "-d: a detached box runs, is listed and can be stopped [rootless]" {
+	run --separate-stderr "$KERN" box det2 --image host -d --init --label k=v -- sleep 30
+	assert_status 0
+	[ "$output" = det2 ]
+	"$KERN" ps -q | grep -qx det2
+	"$KERN" stop det2
+	no_leftovers det2
+}
+
+@test "-d: a box that cannot start reports its error to the launcher [rootless]" {
+	run -127 --separate-stderr "$KERN" box det3 --image host -d -- no-such-cmd
+	assert_status 127
+	[[ ${stderr_lines[0]} == "kern: cannot start 'no-such-cmd' in box: No such file or directory (os error 2)" ]]
+	run --separate-stderr "$KERN" box det4 --image host -d -w /proc/x -- true
+	[ "$status" -eq 125 ]
+}
+
+@test "IO-1/IO-3: a slow reader and a closed stdout neither hang nor bloat kern [rootless]" {
+	"$KERN" box io1 --image host -- sh -c 'head -c 200000000 /dev/zero' | (sleep 1; head -c 1000 >/dev/null)
+	run timeout 10 "$KERN" box io3 --image host -- sh -c 'head -c 104857600 /dev/zero | tr "\0" x; exec >&-; sleep 0.1; echo done >&2'
+	[ "$status" -eq 0 ] || [ "$status" -eq 141 ]
+}
+
+@test "IO-2: kern's own lines stay intact under a stderr flood [rootless]" {
+	run -127 --separate-stderr "$KERN" box io2 --image host --uid-range -- sh -c 'i=0; while [ $i -lt 2000 ]; do echo "flood-line-$i" >&2; i=$((i+1)); done; no-such-cmd-here'
+	assert_status 127
+	grep -qx "kern: cannot start 'no-such-cmd-here' in box: No such file or directory (os error 2)" <<<"$stderr" ||
+		grep -q "^sh: .*no-such-cmd-here" <<<"$stderr"
+	! grep -E 'kern: (note|warning): .*flood' <<<"$stderr"
+}
