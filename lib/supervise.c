@@ -203,11 +203,12 @@ int supervise(struct supervisor *s)
 	fcntl(status_p[0], F_SETFL, O_NONBLOCK);
 
 	/* 15 */
-	int status_fd = status_p[0];
+	int status_fd = status_p[0], report_open = 1;
 	for (;;) {
 		struct pollfd p[6] = {
 			{.fd = pidfd, .events = POLLIN},   {.fd = status_fd, .events = POLLIN},
-			{.fd = report_p[0], .events = POLLIN}, {.fd = sigfd, .events = POLLIN},
+			{.fd = report_open && !r.have_report ? report_p[0] : -1, .events = POLLIN},
+			{.fd = sigfd, .events = POLLIN},
 			{.fd = tfd, .events = POLLIN},     {.fd = oomfd, .events = POLLIN},
 		};
 		if (pidfd < 0) {
@@ -226,9 +227,14 @@ int supervise(struct supervisor *s)
 			if (status_fd < 0)
 				tell_launcher(s, &r);
 		}
-		if (p[2].revents & POLLIN &&
-		    read(report_p[0], &r.report, sizeof r.report) == (ssize_t)sizeof r.report)
-			r.have_report = 1;
+		if (p[2].revents) {
+			/* After the report (or at PID 1's death) the socket stays at EOF:
+			 * stop polling it rather than spin until the pidfd fires. */
+			if (read(report_p[0], &r.report, sizeof r.report) == (ssize_t)sizeof r.report)
+				r.have_report = 1;
+			else
+				report_open = 0;
+		}
 		if (p[3].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
@@ -267,7 +273,8 @@ int supervise(struct supervisor *s)
 		}
 	}
 	/* Teardown (§8.4). 1: PID 1 is reaped; collect what it said. */
-	if (read(report_p[0], &r.report, sizeof r.report) == (ssize_t)sizeof r.report)
+	if (!r.have_report &&
+	    read(report_p[0], &r.report, sizeof r.report) == (ssize_t)sizeof r.report)
 		r.have_report = 1;
 	if (status_fd >= 0) {
 		fcntl(status_fd, F_SETFL, 0);

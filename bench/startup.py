@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Time commands side by side, interleaved round by round, and print
+medians and ratios. Used by bench/box-startup; usable alone:
+
+    startup.py ROUNDS NAME=CMD... [--ratio A/B ...]
+
+Each command is started with posix_spawn and reaped with waitpid, so the
+measuring overhead is the same small constant for every peer."""
+import os
+import shlex
+import statistics
+import sys
+import time
+
+
+def main():
+    rounds = int(sys.argv[1])
+    cmds, ratios = {}, []
+    args = sys.argv[2:]
+    i = 0
+    while i < len(args):
+        if args[i] == "--ratio":
+            ratios.append(args[i + 1].split("/"))
+            i += 2
+            continue
+        name, cmd = args[i].split("=", 1)
+        cmds[name] = shlex.split(cmd)
+        i += 1
+    times = {k: [] for k in cmds}
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for r in range(rounds + 2):
+        for name, argv in cmds.items():
+            t = time.perf_counter_ns()
+            pid = os.posix_spawnp(argv[0], argv, os.environ,
+                                  file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)])
+            _, st = os.waitpid(pid, 0)
+            dt = (time.perf_counter_ns() - t) / 1e6
+            if os.waitstatus_to_exitcode(st) != 0:
+                sys.exit(f"{name} failed (status {st}): {' '.join(argv)}")
+            if r >= 2:  # two warm-up rounds
+                times[name].append(dt)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"{'command':12s} {'median ms':>10s} {'p10':>8s} {'p90':>8s}")
+    for k, v in times.items():
+        q = statistics.quantiles(v, n=10)
+        print(f"{k:12s} {med[k]:10.2f} {q[0]:8.2f} {q[-1]:8.2f}")
+    for a, b in ratios:
+        print(f"ratio {a}/{b} = {med[a] / med[b]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
