@@ -995,7 +995,10 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	snprintf(rec.lower, sizeof rec.lower, "%s", l.lower);
 	for (int i = 0; i < a->nlabels; i++)
 		rec.labels[rec.nlabels++] = a->labels[i];
-	snprintf(rec.scratch, sizeof rec.scratch, "%s/scratch/%s-%d", l.runtime, a->name, (int)getpid());
+	if (scratch_path(l.runtime, a->name, rec.scratch, sizeof rec.scratch) < 0) {
+		setup_failed("no scratch directory off overlayfs: %s", strerror(errno));
+		return fail_started(&l, EXIT_SETUP);
+	}
 	if ((rc = registry_claim(l.runtime, &rec))) {
 		rec.nlabels = 0;
 		if (detach_fd >= 0) {

@@ -137,8 +137,10 @@ static int wait_main(int argc, char **argv)
 	w.rec.sup_pid = getpid();
 	w.rec.sup_start = proc_start_time(w.rec.sup_pid);
 	w.rec.created = (long long)time(NULL);
-	snprintf(w.rec.scratch, sizeof w.rec.scratch, "%s/scratch/%s-%d", w.runtime, w.name,
-		 (int)getpid());
+	if (scratch_path(w.runtime, w.name, w.rec.scratch, sizeof w.rec.scratch) < 0) {
+		setup_failed("no scratch directory off overlayfs: %s", strerror(errno));
+		return EXIT_SETUP;
+	}
 	if ((rc = registry_claim(w.runtime, &w.rec)))
 		return rc;
 	char scratch[4096];

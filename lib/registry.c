@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -427,12 +429,32 @@ int registry_each(const char *runtime, void (*fn)(const struct box_record *, voi
 	return live;
 }
 
+int scratch_path(const char *runtime, const char *name, char *out, size_t len)
+{
+	char root[PATH_MAX];
+	struct statfs sf;
+	snprintf(root, sizeof root, "%s/scratch", runtime);
+	if (statfs(root, &sf) == 0 && sf.f_type == OVERLAYFS_SUPER_MAGIC) {
+		snprintf(root, sizeof root, "/dev/shm/kern-%u", (unsigned)geteuid());
+		if (private_dir(root) < 0)
+			return -1;
+		strcat(root, "/scratch");
+		if (private_dir(root) < 0)
+			return -1;
+	}
+	snprintf(out, len, "%s/%s-%d", root, name, (int)getpid());
+	return 0;
+}
+
 int scratch_create(const char *runtime, const char *name, int overlay, int upper_open, char *out,
 		   size_t len)
 {
 	static const char *const subs[] = {"merged", "upper", "work"};
 	char sub[PATH_MAX];
-	snprintf(out, len, "%s/scratch/%s-%d", runtime, name, (int)getpid());
+	if (scratch_path(runtime, name, out, len) < 0) {
+		setup_failed("no scratch directory off overlayfs: %s", strerror(errno));
+		return -1;
+	}
 	if (mkdir(out, 0700) < 0) {
 		setup_failed("mkdir %s: %s", out, strerror(errno));
 		return -1;

@@ -54,7 +54,12 @@ int record_live(const struct box_record *rec);
  * way are removed. Returns the number of live records. */
 int registry_each(const char *runtime, void (*fn)(const struct box_record *, void *), void *ctx);
 
-/* Create <runtime>/scratch/<name>-<pid> (0700) with merged/ and, for an
+/* Where this process's scratch directory goes: <runtime>/scratch, or,
+ * when that is on overlayfs (an upper directory cannot be), a private
+ * /dev/shm/kern-<uid>/scratch. */
+int scratch_path(const char *runtime, const char *name, char *out, size_t len);
+
+/* Create the scratch_path() directory (0700) with merged/ and, for an
  * overlay root, upper/ and work/; upper is 0755 when a non-root user or a
  * range map is in play (upper_open). Prints the failure. */
 int scratch_create(const char *runtime, const char *name, int overlay, int upper_open, char *out,

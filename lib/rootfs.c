@@ -73,6 +73,28 @@ static void mount_root(const struct fs_config *c, const char *merged)
 	close(wfd);
 }
 
+/* --net host on an image root: the host's resolver, copied into the
+ * box's private upper (never bound, so the box cannot write through). */
+static void copy_resolv_conf(int rootfd, const char *root)
+{
+	char buf[8192];
+	int in = open("/etc/resolv.conf", O_RDONLY | O_CLOEXEC);
+	ssize_t n = in < 0 ? -1 : read(in, buf, sizeof buf);
+	if (in >= 0)
+		close(in);
+	if (n < 0)
+		return;
+	int etc = mkdir_beneath(rootfd, "etc", 0755);
+	if (etc < 0)
+		step_fail("mkdir %s/etc: %s", root, strerror(errno));
+	(void)unlinkat(etc, "resolv.conf", 0);
+	int out = openat(etc, "resolv.conf", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0 || write(out, buf, (size_t)n) != n)
+		step_fail("write %s/etc/resolv.conf: %s", root, strerror(errno));
+	close(out);
+	close(etc);
+}
+
 static void mkdir_in(int rootfd, const char *root, const char *rel, mode_t mode)
 {
 	if (mkdirat(rootfd, rel, mode) < 0 && errno != EEXIST)
@@ -312,6 +334,8 @@ void fs_build(const struct fs_config *c)
 		step_fail("open %s: %s", merged, strerror(errno));
 	if (c->root == ROOT_HOST)
 		host_image_populate(rootfd, merged, c);
+	else if (c->net_host && c->root == ROOT_OVERLAY)
+		copy_resolv_conf(rootfd, merged);
 	/* 21: /dev while the host's /dev is still reachable. */
 	build_dev(rootfd, merged, c->read_only);
 	/* 22: binds by depth, then tmpfs mounts, then hardware and vdisks. */
