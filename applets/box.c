@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1222,6 +1224,10 @@ static int box_plan(struct box_args *a)
 		opt("--rootless", NULL);
 	if (a->net == NET_HOST)
 		opt("--net-host", NULL);
+	/* On a pure cgroup v2 host the box gets the read-only cgroup2 view. */
+	struct statfs cgfs;
+	if (statfs("/sys/fs/cgroup", &cgfs) == 0 && cgfs.f_type == CGROUP2_SUPER_MAGIC)
+		opt("--cgroup2", NULL);
 	if (a->workdir)
 		opt("--workdir", a->workdir);
 	for (int i = 0; i < a->nbinds; i++) {
