@@ -14,13 +14,28 @@ static const char *abs_env(const char *name)
 	return (v && v[0] == '/') ? v : NULL;
 }
 
+/* Without $HOME, the euid's home from /etc/passwd. Read with fgetpwent(),
+ * not getpwuid(): in the static build getpwuid() goes through NSS, which
+ * dlopen()s modules such as libnss_systemd into the static process, and
+ * that crashes it. */
 static const char *home_dir(void)
 {
+	static char home[4096];
 	const char *h = abs_env("HOME");
 	if (h)
 		return h;
-	struct passwd *pw = getpwuid(geteuid());
-	return (pw && pw->pw_dir && pw->pw_dir[0] == '/') ? pw->pw_dir : NULL;
+	FILE *f = fopen("/etc/passwd", "re");
+	if (!f)
+		return NULL;
+	const struct passwd *pw;
+	uid_t uid = geteuid();
+	while ((pw = fgetpwent(f)) && pw->pw_uid != uid)
+		;
+	int found = pw && pw->pw_dir && pw->pw_dir[0] == '/' && strlen(pw->pw_dir) < sizeof home;
+	if (found)
+		strcpy(home, pw->pw_dir);
+	fclose(f);
+	return found ? home : NULL;
 }
 
 int private_dir(const char *path)
