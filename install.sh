@@ -27,9 +27,11 @@ if [ "$mode" = uninstall ]; then
 fi
 
 # Build, test and runtime dependencies, all from Debian's archive.
+# The static build (mk/static.mk) also builds libcurl from Debian's curl
+# source package: apt-get source, dpkg-source, patch, autoreconf, libtool.
 build_deps="make gcc pkgconf libc6-dev libseccomp-dev libcap-dev libarchive-dev libcurl4-openssl-dev
  libmbedtls-dev libjsmn-dev zlib1g-dev libbz2-dev liblzma-dev libzstd-dev liblz4-dev libacl1-dev
- libxml2-dev dpkg-dev uidmap"
+ libxml2-dev dpkg-dev uidmap autoconf automake libtool patch file debian-archive-keyring ca-certificates"
 test_deps="bats mandoc cppcheck clang-tidy clang libclang-rt-14-dev python3 python3-pytest
  docker-registry skopeo debootstrap busybox-static iproute2 openssl curl bubblewrap procps"
 missing=""
@@ -49,12 +51,18 @@ fi
 [ "$mode" = deps ] && exit 0
 
 make -s -j"$(nproc)"
+# The static build's first run on a machine compiles libcurl from Debian's
+# source (minutes); later runs reuse the cache in ~/.cache/kern-deps.
+kind=dynamic
 if [ "$mode" = auto ]; then
-	if make -s static >/tmp/kern-static-build.log 2>&1; then
-		echo "install.sh: built the static binary"
+	echo "install.sh: building the static binary (log: build/static-build.log)"
+	if make -s -j"$(nproc)" static >build/static-build.log 2>&1; then
+		kind=static
 	else
-		echo "install.sh: note: static build failed (see /tmp/kern-static-build.log); installing the dynamic build"
+		echo "install.sh: note: the static build failed (build/static-build.log); installing the dynamic build"
 	fi
 fi
+# `make install` installs build/kern-static whenever it exists.
+[ "$kind" = static ] || rm -f build/kern-static
 make -s install PREFIX="$prefix"
-echo "kern $(./build/kern --version | cut -d' ' -f2) installed in $prefix/bin"
+echo "kern $("$prefix/bin/kern" --version | cut -d' ' -f2) ($kind) installed in $prefix/bin"
