@@ -34,9 +34,12 @@ build_deps="make gcc pkgconf libc6-dev libseccomp-dev libcap-dev libarchive-dev 
  libxml2-dev dpkg-dev uidmap autoconf automake libtool patch file debian-archive-keyring ca-certificates"
 test_deps="bats mandoc cppcheck clang-tidy clang libclang-rt-14-dev python3 python3-pytest
  docker-registry skopeo debootstrap busybox-static iproute2 openssl curl bubblewrap procps"
+# One dpkg-query for all of them: a second run of install.sh stays quick.
+installed=" $(dpkg-query -W -f='${db:Status-Abbrev}${Package}\n' $build_deps $test_deps 2>/dev/null |
+	sed -n 's/^ii *//p' | tr '\n' ' ') "
 missing=""
 for p in $build_deps $test_deps; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+	case $installed in *" $p "*) ;; *) missing="$missing $p" ;; esac
 done
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" != 0 ]; then

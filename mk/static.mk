@@ -29,9 +29,14 @@ KERN_DEPS_CACHE := $(or $(KERN_DEPS_CACHE),$(if $(HOME),$(HOME)/.cache/kern-deps
 # libcurl4-openssl-dev or libmbedtls-dev makes the next `make static` build
 # (and cache) a libcurl from the new source. Override CURL_DEB_VERSION to
 # build another version of the source package.
-deb_version = $(shell dpkg-query -W -f='$${db:Status-Abbrev} $${Version}' $(1) 2>/dev/null | sed -n 's/^ii *//p')
-CURL_DEB_VERSION ?= $(call deb_version,libcurl4-openssl-dev)
-MBEDTLS_DEB_VERSION := $(call deb_version,libmbedtls-dev)
+# One dpkg-query, and none for the goals that never touch the static build
+# (plain `make` stays fast).
+ifneq ($(filter-out all links clean unit lint uninstall bench fuzz,$(or $(MAKECMDGOALS),all)),)
+deb_versions := $(shell dpkg-query -W -f='$${db:Status-Abbrev}$${Package}=$${Version}\n' \
+	libcurl4-openssl-dev libmbedtls-dev 2>/dev/null | sed -n 's/^ii *//p')
+CURL_DEB_VERSION ?= $(patsubst libcurl4-openssl-dev=%,%,$(filter libcurl4-openssl-dev=%,$(deb_versions)))
+MBEDTLS_DEB_VERSION ?= $(patsubst libmbedtls-dev=%,%,$(filter libmbedtls-dev=%,$(deb_versions)))
+endif
 # A colon (an epoch) cannot appear in a make target.
 KERN_DEPS := $(KERN_DEPS_CACHE)/$(subst :,_,$(CURL_DEB_VERSION)-$(MBEDTLS_DEB_VERSION))
 CURL_A := $(KERN_DEPS)/lib/libcurl.a
@@ -136,7 +141,8 @@ $(CURL_A): static-deps-force
 		echo "make static: needs libcurl4-openssl-dev and libmbedtls-dev installed (./install.sh --deps-only)" >&2; exit 1; fi
 	@mkdir -p $(KERN_DEPS)
 	@cold=$$([ -e $@ ] || date +%s); \
-	flock $(KERN_DEPS)/.lock $(MAKE) --no-print-directory KERN_DEPS_LOCKED=1 $@ || exit 1; \
+	flock $(KERN_DEPS)/.lock $(MAKE) --no-print-directory KERN_DEPS_LOCKED=1 \
+		CURL_DEB_VERSION=$(CURL_DEB_VERSION) MBEDTLS_DEB_VERSION=$(MBEDTLS_DEB_VERSION) $@ || exit 1; \
 	[ -z "$$cold" ] || echo "  static deps built in $$(( $$(date +%s) - cold ))s, cached in $(KERN_DEPS)"
 static-deps-force:
 else
