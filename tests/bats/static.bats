@@ -21,6 +21,10 @@ setup() {
 	fi
 }
 
+teardown() {
+	[ -z "${nss_tmp:-}" ] || rm -rf "$nss_tmp"
+}
+
 # The applet names, from the binary's own --help.
 applets() { "$STATIC" --help | sed -n 's/^  kern-\([a-z]*\) .*/\1/p'; }
 
@@ -75,10 +79,13 @@ applets() { "$STATIC" --help | sed -n 's/^  kern-\([a-z]*\) .*/\1/p'; }
 # look the uid up with getpwuid().
 @test "static: a uid missing from /etc/passwd with 'passwd: files systemd' loads no NSS module and the box runs" {
 	require_root
-	local d=$BATS_TEST_TMPDIR
+	# Uid 4242 must reach its runtime dir (bats' tmp dirs are root-only);
+	# teardown removes it.
+	nss_tmp=$(mktemp -d /tmp/kern-static-nss.XXXXXX)
+	local d=$nss_tmp
+	chmod 755 "$d"
 	printf 'passwd: files systemd\ngroup: files systemd\nhosts: files systemd dns\n' >"$d/nsswitch.conf"
 	mkdir -m 700 "$d/run4242" && chown 4242:4242 "$d/run4242"
-	chmod 755 "$d"
 	run --separate-stderr unshare -m sh -c 'mount --bind "$1/nsswitch.conf" /etc/nsswitch.conf && cd / &&
 		exec env -i PATH=/usr/bin:/bin XDG_RUNTIME_DIR="$1/run4242" setpriv --reuid=4242 --regid=4242 --clear-groups \
 		"$2" box nss-box --image host --uid-range -- /bin/echo inside' sh "$d" "$STATIC"
