@@ -133,6 +133,8 @@ static int wait_main(int argc, char **argv)
 	if (started_fd >= 0)
 		set_cloexec(started_fd, 1);
 
+	if (runtime_prepare(w.runtime) < 0)
+		return EXIT_SETUP;
 	snprintf(w.rec.name, sizeof w.rec.name, "%s", w.name);
 	w.rec.sup_pid = getpid();
 	w.rec.sup_start = proc_start_time(w.rec.sup_pid);

@@ -18,21 +18,30 @@
 
 static const char *const children[] = {"instances", "claims", "scratch", "logs"};
 
-int runtime_root(char *out, size_t len)
+int runtime_prepare(const char *root)
 {
 	char sub[PATH_MAX];
-	if (kern_dir(KDIR_RUNTIME, out, len, 1) < 0) {
-		setup_failed("cannot create kern's runtime directory: %s", strerror(errno));
+	if (private_dir(root) < 0) {
+		setup_failed("mkdir %s: %s", root, strerror(errno));
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
-		snprintf(sub, sizeof sub, "%s/%s", out, children[i]);
+		snprintf(sub, sizeof sub, "%s/%s", root, children[i]);
 		if (private_dir(sub) < 0) {
 			setup_failed("mkdir %s: %s", sub, strerror(errno));
 			return -1;
 		}
 	}
 	return 0;
+}
+
+int runtime_root(char *out, size_t len)
+{
+	if (kern_dir(KDIR_RUNTIME, out, len, 1) < 0) {
+		setup_failed("cannot create kern's runtime directory: %s", strerror(errno));
+		return -1;
+	}
+	return runtime_prepare(out);
 }
 
 int runtime_root_existing(char *out, size_t len)

@@ -32,6 +32,8 @@ struct box_record {
 /* Resolve and create <runtime> and its children. Prints a setup error and
  * returns -1 when it cannot. */
 int runtime_root(char *out, size_t len);
+/* Create the children of a runtime root given explicitly (kern-wait). */
+int runtime_prepare(const char *root);
 /* Resolve without creating; -1 when it does not exist (nothing to list). */
 int runtime_root_existing(char *out, size_t len);
 

@@ -128,6 +128,7 @@ setup() { kern_private_dirs; }
 	assert_status 0
 	[ -z "$output" ]
 	while IFS= read -r l; do
+		[ -n "$l" ] || continue
 		[[ $l =~ ^(kern:\ note:|kern:\ warning:|hint:) ]] || { echo "stray line: $l"; return 1; }
 	done <<<"$stderr"
 }
