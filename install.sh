@@ -30,7 +30,7 @@ fi
 build_deps="make gcc pkgconf libc6-dev libseccomp-dev libcap-dev libarchive-dev libcurl4-openssl-dev
  libmbedtls-dev libjsmn-dev zlib1g-dev libbz2-dev liblzma-dev libzstd-dev liblz4-dev libacl1-dev
  libxml2-dev dpkg-dev uidmap"
-test_deps="bats mandoc cppcheck clang-tidy clang libclang-rt-14-dev python3 python3-pytest
+test_deps="bats mandoc cppcheck clang-tidy clang libclang-rt-14-dev python3 python3-pytest umoci
  docker-registry skopeo debootstrap busybox-static iproute2 openssl curl bubblewrap procps"
 missing=""
 for p in $build_deps $test_deps; do
