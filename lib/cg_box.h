@@ -46,6 +46,7 @@ struct cg_hier {
 };
 
 struct cg_box {
+	uid_t uid;		/* who places: root gets the owned parents */
 	int version;		/* 0 uncapped, 1, 2 */
 	enum cg_place place;
 	enum cg_why why;

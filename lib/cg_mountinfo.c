@@ -185,6 +185,7 @@ int cg_self_from(const char *proc_cgroup_path, struct cg_layout *l)
 		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		if (!c2)
 			continue;
+		*c1 = 0;
 		*c2 = 0;
 		const char *ctls = c1 + 1, *path = c2 + 1;
 		int v2line = strcmp(line, "0") == 0 && *ctls == 0;

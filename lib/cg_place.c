@@ -71,13 +71,13 @@ static int join(char *out, const char *dir, const char *name)
 
 /* A cgroup this user may create children in and move tasks into: a real
  * directory (owned by us unless we are root) with writable cgroup.procs. */
-static int usable(const char *dir)
+static int usable(const char *dir, uid_t uid)
 {
 	char procs[PATH_MAX];
 	struct stat st;
 	if (!dir[0] || lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return 0;
-	if (geteuid() != 0 && st.st_uid != geteuid())
+	if (uid != 0 && st.st_uid != uid)
 		return 0;
 	if (join(procs, dir, "cgroup.procs") < 0)
 		return 0;
@@ -290,7 +290,7 @@ static int place_v2(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 	unsigned want = wanted(req) & cg->present;
 	unsigned basic = (CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS)) & cg->present;
 	char p[PATH_MAX], u[PATH_MAX];
-	uid_t uid = geteuid();
+	uid_t uid = cg->uid;
 	int reachable;
 
 	/* v2, root: kern.slice at the top, controllers enabled on the way. */
@@ -306,7 +306,7 @@ static int place_v2(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 	if (reachable &&
 	    cg_path(u, "%s/user.slice/user-%u.slice/user@%u.service", m->dir, (unsigned)uid,
 		    (unsigned)uid) == 0 &&
-	    usable(u) && join(p, u, "kern.slice") == 0 && ensure_dir(p) == 0) {
+	    usable(u, uid) && join(p, u, "kern.slice") == 0 && ensure_dir(p) == 0) {
 		v2_enable(u, want, NULL);
 		unsigned on = v2_enable(p, want, NULL);
 		if ((on & basic) && v2_can_move(m->self, p))
@@ -315,7 +315,7 @@ static int place_v2(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 
 	/* Our own cgroup, delegated to us: when we are its only process we
 	 * step into kern-sup-<pid> and make it the box's parent. */
-	if (usable(m->self) && alone_in(m->self)) {
+	if (usable(m->self, uid) && alone_in(m->self)) {
 		char sup[PATH_MAX], supname[32];
 		snprintf(supname, sizeof supname, SUP_PREFIX "%d", (int)getpid());
 		if (join(sup, m->self, supname) == 0 && ensure_dir(sup) == 0) {
@@ -339,7 +339,7 @@ static int place_v2(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 	snprintf(p, sizeof p, "%s", m->self);
 	while (p[0] && strlen(p) > strlen(m->dir)) {
 		parent_of(p);
-		if (strlen(p) < strlen(m->dir) || !usable(p) || systemd_managed(p))
+		if (strlen(p) < strlen(m->dir) || !usable(p, uid) || systemd_managed(p))
 			break;
 		unsigned on = v2_enable(p, want, NULL);
 		if (on & basic)
@@ -379,7 +379,7 @@ static int place_v1(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 		    const struct cg_limits *req)
 {
 	unsigned want = wanted(req) & cg->present;
-	uid_t uid = geteuid();
+	uid_t uid = cg->uid;
 	int all_owned = 1;
 
 	for (int i = 0; i < l->nmounts; i++) {
@@ -396,8 +396,8 @@ static int place_v1(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 			owned = 1;
 		else {
 			snprintf(userdir, sizeof userdir, "kern/user-%u", (unsigned)uid);
-			if (join(p, m->dir, userdir) < 0 || !usable(p))
-				snprintf(p, sizeof p, "%s", usable(m->self) ? m->self : "");
+			if (join(p, m->dir, userdir) < 0 || !usable(p, uid))
+				snprintf(p, sizeof p, "%s", usable(m->self, uid) ? m->self : "");
 		}
 		if (!p[0])
 			continue;
@@ -452,6 +452,14 @@ int cg_place(struct cg_box *cg, struct cg_layout *l, const char *name, pid_t sup
 		return -1;
 	}
 	if (!(cg->present & (CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS)))) {
+		cg->why = CG_WHY_NO_CONTROLLER;
+		/* v2 as root still gives the box a cgroup of its own: no caps,
+		 * but cgroup.kill and a view of nothing above it. */
+		if (l->version == 2 && cg->uid == 0 && place_v2(cg, l, boxname, req) == 0 &&
+		    cg->place == CG_PLACE_V2_ROOT)
+			return 0;
+		cg->nh = 0;
+		cg->place = CG_PLACE_NONE;
 		cg->why = CG_WHY_NO_CONTROLLER;
 		return 0;
 	}

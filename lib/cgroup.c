@@ -44,6 +44,7 @@ static struct cg_box *box_new(const struct cg_limits *req)
 	for (int i = 0; i < CG_NCTL; i++)
 		cg->h[i].fd = -1;
 	cg->oom_efd = -1;
+	cg->uid = geteuid();
 	if (!req)
 		return cg;
 	cg->memory = req->memory ? req->memory : CG_DEFAULT_MEMORY;

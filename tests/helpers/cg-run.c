@@ -10,6 +10,8 @@
  *   cg-run [LIMITS] --cycles N  create and destroy N times; prints the mean
  *                               cost in microseconds
  *   cg-run --sweep              sweep orphans; prints how many went
+ *   cg-run --open [LIMITS] ...  find the cgroup kern-cg made for this pid
+ *                               (cg_open) instead of creating one
  *
  * LIMITS: --name N --memory S --pids-limit N --cpus C --cpuset L
  *         --require-limits --allow-uncapped --no-scope --stay (do not
@@ -91,7 +93,7 @@ int main(int argc, char **argv)
 {
 	struct cg_limits req = {0};
 	const char *name = "cgrun", *record = NULL;
-	int i, show_only = 0, stay = 0, print_record = 0;
+	int i, show_only = 0, stay = 0, print_record = 0, open_only = 0;
 	long cycles = 0;
 	uint64_t u;
 	unsigned long long n;
@@ -104,6 +106,8 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(a, "--show") == 0)
 			show_only = 1;
+		else if (strcmp(a, "--open") == 0)
+			open_only = 1;
 		else if (strcmp(a, "--stay") == 0)
 			stay = 1;
 		else if (strcmp(a, "--record") == 0)
@@ -153,7 +157,7 @@ int main(int argc, char **argv)
 	}
 
 	struct cg_box *cg;
-	int rc = cg_create(name, getpid(), &req, &cg);
+	int rc = open_only ? cg_open(name, getpid(), &req, &cg) : cg_create(name, getpid(), &req, &cg);
 	if (rc)
 		return rc;
 	if (show_only || print_record) {
