@@ -177,8 +177,12 @@ static unsigned v2_enable(const char *dir, unsigned want, unsigned *added)
 		if (cg_write(fd, "cgroup.subtree_control", tok) == 0 && added)
 			*added |= CG_BIT(c);
 	}
-	if (has_io)
-		(void)cg_write(fd, "cgroup.subtree_control", "+io");
+	if (has_io) {
+		int io_on;
+		(void)v2_list(dir, "cgroup.subtree_control", &io_on);
+		if (!io_on)
+			(void)cg_write(fd, "cgroup.subtree_control", "+io");
+	}
 	close(fd);
 	return v2_list(dir, "cgroup.subtree_control", NULL);
 }
