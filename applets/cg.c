@@ -2,7 +2,6 @@
  * (isolation.md §2.2 step 7), then exec the rest of argv as the same pid,
  * which goes on to be the supervisor and finds the cgroup with cg_open(). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include "diag.h"
 #include "env.h"
 #include "parse.h"
+#include "selfexec.h"
 
 static const char usage[] =
 "usage: kern-cg --name NAME [--memory SIZE] [--pids-limit N] [--cpus C]\n"
@@ -67,21 +67,8 @@ static int bad(const char *what, const char *v)
 	return EXIT_CLI;
 }
 
-/* The next applet runs from kern's own image, opened before anything else
- * (box-cli.md §1: never a PATH lookup for kern itself). */
-static void exec_next(int self, char **next)
-{
-	const char *base = strrchr(next[0], '/');
-	base = base ? base + 1 : next[0];
-	if (self >= 0 && strncmp(base, "kern", 4) == 0 && (base[4] == 0 || base[4] == '-'))
-		execveat(self, "", next, environ, AT_EMPTY_PATH);
-	else
-		execvp(next[0], next);
-}
-
 static int cg_main(int argc, char **argv)
 {
-	int self = open("/proc/self/exe", O_PATH | O_CLOEXEC);
 	struct cg_limits req = {0};
 	const char *name = NULL, *v;
 	struct cg_box *cg;
@@ -89,6 +76,8 @@ static int cg_main(int argc, char **argv)
 	unsigned long long n;
 	int i, rc;
 
+	/* The next step runs from kern's own image, opened before anything. */
+	(void)self_exe_fd();
 	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if ((v = flag_value(argc, argv, &i, "--name")))
 			name = v;
@@ -143,7 +132,7 @@ static int cg_main(int argc, char **argv)
 		return rc;
 	char **next = argv + i + 1;
 	cg_close(cg);
-	exec_next(self, next);
+	exec_next(next);
 	int saved = errno;
 	/* Nothing will supervise it: take the cgroup back down. */
 	if (cg_open(name, getpid(), NULL, &cg) == 0)
