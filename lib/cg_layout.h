@@ -6,6 +6,7 @@
 #define KERN_CG_LAYOUT_H
 
 #include <limits.h>
+#include <sys/types.h>
 
 enum cg_ctl { CG_MEMORY, CG_PIDS, CG_CPU, CG_CPUSET, CG_NCTL };
 #define CG_BIT(c) (1u << (c))
@@ -16,6 +17,7 @@ struct cg_mount {
 	char dir[PATH_MAX];	/* mount point, e.g. /sys/fs/cgroup/memory */
 	char root[PATH_MAX];	/* the hierarchy path mounted there ("/" usually) */
 	unsigned ctls;		/* v1: controllers of interest in its super options */
+	dev_t dev;		/* from mountinfo; cg_detect() drops mounts whose dir is not it */
 	/* This process's cgroup as a directory under dir, "" when it is not
 	 * visible through this mount. */
 	char self[PATH_MAX];
@@ -37,7 +39,9 @@ const char *cg_ctl_name(enum cg_ctl c);
 int cg_detect_from(const char *mountinfo_path, struct cg_layout *out);
 /* Fill each mount's self from a /proc/<pid>/cgroup file. */
 int cg_self_from(const char *proc_cgroup_path, struct cg_layout *l);
-/* Both, from this process's /proc files. */
+/* Both, from this process's /proc files, keeping only mounts that are
+ * really there at their path (a later mount over /sys/fs/cgroup hides
+ * them: their directory then has another device). */
 int cg_detect(struct cg_layout *out);
 
 /* The mount serving controller c, or NULL. */

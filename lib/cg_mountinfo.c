@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "cg_layout.h"
 
@@ -55,7 +57,8 @@ static unsigned ctls_in(const char *list)
 }
 
 /* Split one mountinfo line into the fields we need. Returns 0 or -1. */
-static int split_line(char *line, char **root, char **mnt, char **fstype, char **superopts)
+static int split_line(char *line, dev_t *dev, char **root, char **mnt, char **fstype,
+		      char **superopts)
 {
 	char *f[6];
 	char *save = NULL, *tok;
@@ -76,6 +79,10 @@ static int split_line(char *line, char **root, char **mnt, char **fstype, char *
 	*superopts = strtok_r(NULL, " ", &save);
 	if (!*superopts)
 		return -1;
+	unsigned maj, min;
+	if (sscanf(f[2], "%u:%u", &maj, &min) != 2)
+		return -1;
+	*dev = makedev(maj, min);
 	*root = f[3];
 	*mnt = f[4];
 	if (unescape(*root) < 0 || unescape(*mnt) < 0)
@@ -83,9 +90,10 @@ static int split_line(char *line, char **root, char **mnt, char **fstype, char *
 	return (*root)[0] == '/' && (*mnt)[0] == '/' ? 0 : -1;
 }
 
-static void set_mount(struct cg_mount *m, const char *dir, const char *root, unsigned ctls)
+static void set_mount(struct cg_mount *m, const char *dir, const char *root, unsigned ctls, dev_t dev)
 {
 	memset(m, 0, sizeof *m);
+	m->dev = dev;
 	snprintf(m->dir, sizeof m->dir, "%s", dir);
 	snprintf(m->root, sizeof m->root, "%s", root);
 	m->ctls = ctls;
@@ -99,22 +107,26 @@ int cg_detect_from(const char *mountinfo_path, struct cg_layout *out)
 	struct cg_mount v1[CG_NCTL];
 	int nv1 = 0, top_is_v2 = 0, lines = 0;
 	char v2root[PATH_MAX] = "/";
+	dev_t v2dev = 0;
 
 	memset(out, 0, sizeof *out);
 	if (!f)
 		return -1;
 	while (getline(&line, &cap, f) > 0) {
 		char *root, *mnt, *fstype, *superopts;
+		dev_t dev;
 		if (++lines > 100000)
 			break;
 		line[strcspn(line, "\n")] = 0;
-		if (split_line(line, &root, &mnt, &fstype, &superopts) < 0)
+		if (split_line(line, &dev, &root, &mnt, &fstype, &superopts) < 0)
 			continue;
 		if (strcmp(mnt, "/sys/fs/cgroup") == 0) {
 			/* A later mount on the same point hides the earlier one. */
 			top_is_v2 = strcmp(fstype, "cgroup2") == 0;
-			if (top_is_v2)
+			if (top_is_v2) {
 				snprintf(v2root, sizeof v2root, "%s", root);
+				v2dev = dev;
+			}
 			continue;
 		}
 		if (strcmp(fstype, "cgroup") != 0)
@@ -130,17 +142,17 @@ int cg_detect_from(const char *mountinfo_path, struct cg_layout *out)
 			/* A second mount of a hierarchy already seen: prefer one
 			 * that shows the whole hierarchy. */
 			if (strcmp(v1[i].root, "/") != 0 && strcmp(root, "/") == 0)
-				set_mount(&v1[i], mnt, root, ctls);
+				set_mount(&v1[i], mnt, root, ctls, dev);
 			continue;
 		}
 		if (nv1 < CG_NCTL)
-			set_mount(&v1[nv1++], mnt, root, ctls);
+			set_mount(&v1[nv1++], mnt, root, ctls, dev);
 	}
 	free(line);
 	fclose(f);
 	if (top_is_v2) {
 		out->version = 2;
-		set_mount(&out->mounts[0], "/sys/fs/cgroup", v2root, CG_ALL);
+		set_mount(&out->mounts[0], "/sys/fs/cgroup", v2root, CG_ALL, v2dev);
 		out->nmounts = 1;
 	} else if (nv1 > 0) {
 		out->version = 1;
@@ -202,8 +214,17 @@ int cg_self_from(const char *proc_cgroup_path, struct cg_layout *l)
 
 int cg_detect(struct cg_layout *out)
 {
+	int kept = 0;
 	if (cg_detect_from("/proc/self/mountinfo", out) < 0)
 		return -1;
+	for (int i = 0; i < out->nmounts; i++) {
+		struct stat st;
+		if (stat(out->mounts[i].dir, &st) == 0 && st.st_dev == out->mounts[i].dev)
+			out->mounts[kept++] = out->mounts[i];
+	}
+	out->nmounts = kept;
+	if (!kept)
+		out->version = 0;
 	if (out->version && cg_self_from("/proc/self/cgroup", out) < 0)
 		return -1;
 	return 0;

@@ -301,8 +301,9 @@ static int place_v2(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 	if (uid == 0 && join(p, m->dir, "kern.slice") == 0 && ensure_dir(p) == 0) {
 		v2_enable(m->dir, want, NULL);
 		unsigned on = v2_enable(p, want, NULL);
-		if ((on & basic) == basic && v2_can_move(m->self, p))
-			return v2_use(cg, m, p, m->self, boxname, CG_PLACE_V2_ROOT);
+		if ((on & basic) == basic && v2_can_move(m->self, p) &&
+		    v2_use(cg, m, p, m->self, boxname, CG_PLACE_V2_ROOT) == 0)
+			return 0;
 	}
 
 	/* v2, rootless: kern.slice in the user manager's delegated subtree. */
@@ -313,8 +314,9 @@ static int place_v2(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 	    usable(u, uid) && join(p, u, "kern.slice") == 0 && ensure_dir(p) == 0) {
 		v2_enable(u, want, NULL);
 		unsigned on = v2_enable(p, want, NULL);
-		if ((on & basic) && v2_can_move(m->self, p))
-			return v2_use(cg, m, p, m->self, boxname, CG_PLACE_V2_USER);
+		if ((on & basic) && v2_can_move(m->self, p) &&
+		    v2_use(cg, m, p, m->self, boxname, CG_PLACE_V2_USER) == 0)
+			return 0;
 	}
 
 	/* Our own cgroup, delegated to us: when we are its only process we
@@ -346,8 +348,8 @@ static int place_v2(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 		if (strlen(p) < strlen(m->dir) || !usable(p, uid) || systemd_managed(p))
 			break;
 		unsigned on = v2_enable(p, want, NULL);
-		if (on & basic)
-			return v2_use(cg, m, p, m->self, boxname, CG_PLACE_V2_DELEGATED);
+		if ((on & basic) && v2_use(cg, m, p, m->self, boxname, CG_PLACE_V2_DELEGATED) == 0)
+			return 0;
 	}
 
 	cg->why = uid == 0 ? CG_WHY_NOT_WRITABLE :
@@ -396,32 +398,32 @@ static int place_v1(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 		memset(h, 0, sizeof *h);
 		h->fd = -1;
 		p[0] = 0;
-		if (uid == 0 && join(p, m->dir, "kern") == 0 && ensure_dir(p) == 0)
-			owned = 1;
-		else {
+		snprintf(h->mount, sizeof h->mount, "%s", m->dir);
+		h->ctls = m->ctls & want;
+		/* As root, <mount>/kern: kern owns it, so a cap that does not
+		 * apply there is a fault. It does not apply at all when the
+		 * hierarchy is read-only to us (a container): then the
+		 * delegated paths below are tried as for anyone. */
+		if (uid == 0 && join(p, m->dir, "kern") == 0 && ensure_dir(p) == 0) {
+			if (m->ctls & CG_BIT(CG_CPUSET))
+				cpuset_inherit(p);
+			snprintf(h->parent, sizeof h->parent, "%s", p);
+			if (make_box_dir(h, boxname) == 0)
+				owned = 1;
+		}
+		if (!owned) {
 			snprintf(userdir, sizeof userdir, "kern/user-%u", (unsigned)uid);
 			if (join(p, m->dir, userdir) < 0 || !usable(p, uid))
 				snprintf(p, sizeof p, "%s", usable(m->self, uid) ? m->self : "");
+			if (!p[0])
+				continue;
+			snprintf(h->parent, sizeof h->parent, "%s", p);
+			if (make_box_dir(h, boxname) < 0)
+				continue;
 		}
-		if (!p[0])
-			continue;
-		if (m->ctls & CG_BIT(CG_CPUSET)) {
-			if (owned)
-				cpuset_inherit(p);
-		}
-		snprintf(h->mount, sizeof h->mount, "%s", m->dir);
-		snprintf(h->parent, sizeof h->parent, "%s", p);
 		/* Back to where we were when we may; else the parent, which
 		 * v1 lets hold tasks and which carries none of the box's caps. */
 		snprintf(h->home, sizeof h->home, "%s", procs_writable(m->self) ? m->self : p);
-		h->ctls = m->ctls & want;
-		if (make_box_dir(h, boxname) < 0) {
-			if (owned) {
-				setup_failed("mkdir %s/%s: %s", p, boxname, strerror(errno));
-				return -1;
-			}
-			continue;
-		}
 		if (m->ctls & CG_BIT(CG_CPUSET))
 			cpuset_inherit(h->dir);
 		all_owned &= owned;

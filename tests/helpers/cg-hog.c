@@ -4,7 +4,8 @@
  *   cg-hog forks N            fork sleeping children until fork fails or N;
  *                             prints `forks=<n> errno=<name>`, exit 0 on EAGAIN
  *   cg-hog spin SECONDS       busy loop; prints `cpu=<cpu seconds>
- *                             wall=<seconds> ratio=<cpu/wall>` */
+ *                             wall=<seconds> ratio=<cpu/wall>`
+ *   cg-hog sleep TAG          sleep until killed (TAG names it for pgrep) */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -114,6 +115,10 @@ int main(int argc, char **argv)
 		return forks(atol(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "spin") == 0)
 		return spin(atof(argv[2]));
-	fprintf(stderr, "usage: cg-hog mem MIB | file PATH MIB | forks N | spin SECONDS\n");
+	if (argc == 3 && strcmp(argv[1], "sleep") == 0) {
+		for (;;)
+			pause();
+	}
+	fprintf(stderr, "usage: cg-hog mem MIB | file PATH MIB | forks N | spin SECONDS | sleep TAG\n");
 	return 2;
 }
