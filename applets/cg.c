@@ -30,19 +30,18 @@ static const char usage[] =
 "\n"
 "KERN_REQUIRE_LIMITS, KERN_ALLOW_UNCAPPED and KERN_NO_SCOPE are read too.\n";
 
-/* --flag VALUE or --flag=VALUE; returns the value or NULL. */
-static const char *flag_value(int argc, char **argv, int *i, const char *flag)
+/* --flag VALUE or --flag=VALUE: 1 with *val set when argv[*i] is flag. */
+static int take(int argc, char **argv, int *i, const char *flag, const char **val)
 {
 	size_t n = strlen(flag);
-	if (strncmp(argv[*i], flag, n) != 0)
-		return NULL;
-	if (argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (argv[*i][n] != 0)
-		return NULL;
-	if (*i + 1 >= argc)
-		return "";
-	return argv[++*i];
+	const char *a = argv[*i];
+	if (!a || strncmp(a, flag, n) != 0 || (a[n] && a[n] != '='))
+		return 0;
+	if (a[n] == '=')
+		*val = a + n + 1;
+	else
+		*val = *i + 1 < argc && argv[*i + 1] ? argv[++*i] : "";
+	return 1;
 }
 
 static int cpulist_ok(const char *s)
@@ -78,25 +77,25 @@ static int cg_main(int argc, char **argv)
 
 	/* The next step runs from kern's own image, opened before anything. */
 	(void)self_exe_fd();
-	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		if ((v = flag_value(argc, argv, &i, "--name")))
+	for (i = 1; i < argc && argv[i] && strcmp(argv[i], "--") != 0; i++) {
+		if (take(argc, argv, &i, "--name", &v))
 			name = v;
-		else if ((v = flag_value(argc, argv, &i, "--memory")) ||
-			 (v = flag_value(argc, argv, &i, "-m"))) {
+		else if (take(argc, argv, &i, "--memory", &v) ||
+			 take(argc, argv, &i, "-m", &v)) {
 			if (parse_size(v, 0, &u) < 0 || u == 0)
 				return bad("--memory", v);
 			req.memory = u;
 			req.memory_given = 1;
-		} else if ((v = flag_value(argc, argv, &i, "--pids-limit"))) {
+		} else if (take(argc, argv, &i, "--pids-limit", &v)) {
 			if (parse_u64(v, &n) < 0 || n < 1 || n > 4194304)
 				return bad("--pids-limit", v);
 			req.pids = n;
 			req.pids_given = 1;
-		} else if ((v = flag_value(argc, argv, &i, "--cpus"))) {
+		} else if (take(argc, argv, &i, "--cpus", &v)) {
 			if (parse_cpus(v, &u) < 0)
 				return bad("--cpus", v);
 			req.cpu_micro = u;
-		} else if ((v = flag_value(argc, argv, &i, "--cpuset"))) {
+		} else if (take(argc, argv, &i, "--cpuset", &v)) {
 			if (!cpulist_ok(v))
 				return bad("--cpuset", v);
 			req.cpuset = v;

@@ -79,8 +79,12 @@ static int split_line(char *line, dev_t *dev, char **root, char **mnt, char **fs
 	*superopts = strtok_r(NULL, " ", &save);
 	if (!*superopts)
 		return -1;
-	unsigned maj, min;
-	if (sscanf(f[2], "%u:%u", &maj, &min) != 2)
+	char *colon, *end;
+	unsigned long maj = strtoul(f[2], &colon, 10), min;
+	if (colon == f[2] || *colon != ':')
+		return -1;
+	min = strtoul(colon + 1, &end, 10);
+	if (end == colon + 1 || *end)
 		return -1;
 	*dev = makedev(maj, min);
 	*root = f[3];

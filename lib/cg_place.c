@@ -30,15 +30,25 @@ uid_t cg_host_uid(void)
 {
 	uid_t uid = geteuid();
 	FILE *f = fopen("/proc/self/uid_map", "re");
-	unsigned long in, out, count;
+	char line[128];
 	uid_t found = (uid_t)-1;
 	if (!f)
 		return uid;
-	while (fscanf(f, "%lu %lu %lu", &in, &out, &count) == 3)
-		if (uid >= in && uid - in < count) {
-			found = (uid_t)(out + (uid - in));
+	/* Lines "inside outside count": where our uid falls, on the host. */
+	while (fgets(line, sizeof line, f)) {
+		char *p = line, *e;
+		unsigned long v[3];
+		int n = 0;
+		for (; n < 3; n++, p = e) {
+			v[n] = strtoul(p, &e, 10);
+			if (e == p)
+				break;
+		}
+		if (n == 3 && uid >= v[0] && uid - v[0] < v[2]) {
+			found = (uid_t)(v[1] + (uid - v[0]));
 			break;
 		}
+	}
 	fclose(f);
 	return found;
 }

@@ -352,16 +352,22 @@ int cg_open(const char *name, pid_t supervisor, const struct cg_limits *req, str
 	return 0;
 }
 
+static int hexdigit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 :
+	       c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
 static int unescape_into(char *out, size_t len, const char *s, size_t n)
 {
 	size_t o = 0;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
 		if (c == '%') {
-			unsigned v;
-			if (i + 2 >= n || sscanf(s + i + 1, "%2x", &v) != 1 || v == 0)
+			int hi = i + 2 < n ? hexdigit(s[i + 1]) : -1, lo = i + 2 < n ? hexdigit(s[i + 2]) : -1;
+			if (hi < 0 || lo < 0 || (hi | lo) == 0)
 				return -1;
-			c = (char)v;
+			c = (char)(hi * 16 + lo);
 			i += 2;
 		}
 		if (o + 1 >= len)
@@ -376,7 +382,7 @@ int cg_open_record(const char *record, struct cg_box **out)
 {
 	struct cg_layout l;
 	struct cg_box *cg = box_new(NULL);
-	int version, byte1, consumed = 0;
+	int version, byte1;
 	*out = NULL;
 	if (!cg)
 		return -1;
@@ -384,12 +390,17 @@ int cg_open_record(const char *record, struct cg_box **out)
 		*out = cg;
 		return 0;
 	}
-	if (sscanf(record, "v%d %d%n", &version, &byte1, &consumed) != 2 || (version != 1 && version != 2) ||
-	    byte1 < 0 || byte1 > 2 || cg_detect(&l) < 0 || l.version != version)
+	/* "v<1|2> <byte1> <dir>..." */
+	if (record[0] != 'v' || (record[1] != '1' && record[1] != '2') || record[2] != ' ' ||
+	    record[3] < '0' || record[3] > '2' || (record[4] != ' ' && record[4] != 0))
+		goto bad;
+	version = record[1] - '0';
+	byte1 = record[3] - '0';
+	if (cg_detect(&l) < 0 || l.version != version)
 		goto bad;
 	cg->version = version;
 	cg->byte1 = byte1;
-	for (const char *p = record + consumed; *p;) {
+	for (const char *p = record + 4; *p;) {
 		while (*p == ' ')
 			p++;
 		if (!*p)
