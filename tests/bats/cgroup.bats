@@ -244,6 +244,19 @@ with_no_cgroups() {
 	[ "$(bytes | cut -d' ' -f1,3,4)" = "1 0 9" ]
 }
 
+@test "CLI-11: caller KERN_* variables never switch caps off (KERN_TEST_UNCAPPED is test-build only)" {
+	require_caps
+	run --separate-stderr env KERN_TEST_UNCAPPED=1 KERN_SCOPE=1 KERN_DIRECT_CAPS=1 KERN_STARTED_FD=3 "$KERN" box "$N" \
+		--image host -v "$H:/h:ro" --memory 48m -- /h/cg-hog mem 200 3>"$BYTES"
+	assert_status 137
+	[ "$(bytes)" = "1 1 1 9" ]
+	# The positive control: the test build does honour it.
+	run --separate-stderr env KERN_TEST_UNCAPPED=1 KERN_STARTED_FD=3 "$TREE/build/test/kern" box "$N" \
+		--image host -v "$H:/h:ro" --memory 48m --allow-uncapped -- /h/cg-hog mem 100 3>"$BYTES"
+	assert_status 0
+	[ "$(bytes)" = "1 2 0 0" ]
+}
+
 @test "CG-12: after an OOM kill the supervisor survives: 4 bytes, registry empty, cgroups removed" {
 	require_caps
 	run box --memory 32m -- /h/cg-hog mem 100
