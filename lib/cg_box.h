@@ -43,6 +43,7 @@ struct cg_hier {
 	char home[PATH_MAX];	/* where cg_leave() puts the caller back */
 	unsigned ctls;		/* controllers the box uses in this hierarchy */
 	int fd;			/* O_PATH descriptor of dir */
+	int leaf_fd;		/* v1: dir/box, where the tasks live; -1 on v2 */
 };
 
 struct cg_box {
@@ -116,6 +117,17 @@ int cg_capped_up(const struct cg_hier *h, const char *file, uint64_t want);
 
 /* cg_sweep.c */
 int cg_sweep_dir(const char *parent, int max);
+
+/* cg_tree.c: v1 boxes are <dir> (the caps) and <dir>/box (the tasks). */
+#define CG_LEAF "box"
+int cg_leaf_make(struct cg_hier *h);
+int cg_leaf_open(struct cg_hier *h);
+/* SIGKILL every task in dirfd's cgroup and below; how many were listed. */
+int cg_tree_kill(int dirfd);
+/* rmdir every (empty) cgroup below dirfd, deepest first. */
+void cg_tree_rmdir_below(int dirfd);
+/* Sum of `key N` in file over dirfd's cgroup and everything below. */
+int cg_tree_sum_key(int dirfd, const char *file, const char *key, uint64_t *out);
 
 /* 1 when x (in force) caps a request of want; CG_UNLIMITED never does. */
 static inline int cg_caps(uint64_t x, uint64_t want)

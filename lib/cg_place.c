@@ -55,6 +55,7 @@ uid_t cg_host_uid(void)
 
 int cg_hier_open(struct cg_hier *h)
 {
+	h->leaf_fd = -1;
 	h->fd = open(h->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	return h->fd < 0 ? -1 : 0;
 }

@@ -54,6 +54,12 @@ int cg_sweep_dir(const char *parent, int max)
 			continue;
 		if (kill(pid, 0) == 0 || errno != ESRCH)
 			continue;
+		/* v1 boxes hold their tasks one level down (cg_tree.c). */
+		int box = openat(dirfd(d), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (box >= 0) {
+			cg_tree_rmdir_below(box);
+			close(box);
+		}
 		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0)
 			done++;
 	}

@@ -154,5 +154,6 @@ int cg_oom_count(struct cg_box *cg, uint64_t *n)
 	}
 	if (cg->version == 2)
 		return cg_read_key(h->fd, "memory.events", "oom_kill", n);
-	return cg_read_key(h->fd, "memory.oom_control", "oom_kill", n);
+	/* v1 counts a kill only in the victim's own cgroup: add up the tree. */
+	return cg_tree_sum_key(h->fd, "memory.oom_control", "oom_kill", n);
 }

@@ -43,7 +43,7 @@ static struct cg_box *box_new(const struct cg_limits *req)
 	if (!cg)
 		return NULL;
 	for (int i = 0; i < CG_NCTL; i++)
-		cg->h[i].fd = -1;
+		cg->h[i].fd = cg->h[i].leaf_fd = -1;
 	cg->oom_efd = -1;
 	cg->uid = geteuid();
 	if (!req)
@@ -70,11 +70,13 @@ static struct cg_box *box_new(const struct cg_limits *req)
 
 static void close_fds(struct cg_box *cg)
 {
-	for (int i = 0; i < cg->nh; i++)
-		if (cg->h[i].fd >= 0) {
+	for (int i = 0; i < cg->nh; i++) {
+		if (cg->h[i].fd >= 0)
 			close(cg->h[i].fd);
-			cg->h[i].fd = -1;
-		}
+		if (cg->h[i].leaf_fd >= 0)
+			close(cg->h[i].leaf_fd);
+		cg->h[i].fd = cg->h[i].leaf_fd = -1;
+	}
 	if (cg->oom_efd >= 0) {
 		close(cg->oom_efd);
 		cg->oom_efd = -1;
@@ -126,54 +128,6 @@ static void compute_byte1(struct cg_box *cg)
 	cg->byte1 = !cg->mem_given ? 0 : (cg->enforced & CG_BIT(CG_MEMORY)) ? 1 : 2;
 }
 
-static int pids_of(int dirfd, pid_t *out, int max)
-{
-	char buf[16384];
-	int n = 0;
-	if (cg_read(dirfd, "cgroup.procs", buf, sizeof buf) < 0)
-		return -1;
-	for (char *p = buf; *p && n < max;) {
-		long v = strtol(p, &p, 10);
-		if (v > 0)
-			out[n++] = (pid_t)v;
-		while (*p == '\n')
-			p++;
-	}
-	return n;
-}
-
-static int listed(const pid_t *a, int n, pid_t p)
-{
-	for (int i = 0; i < n; i++)
-		if (a[i] == p)
-			return 1;
-	return 0;
-}
-
-/* One pass over a cgroup's tasks. A pid read from cgroup.procs may be
- * reused before we signal it, so each is pinned with a pidfd first and
- * signalled only if it is still listed afterwards. Returns how many tasks
- * were listed. */
-static int kill_pass(int dirfd)
-{
-	pid_t before[1024], after[1024];
-	int fds[1024];
-	int n = pids_of(dirfd, before, 1024);
-	if (n <= 0)
-		return 0;
-	for (int i = 0; i < n; i++)
-		fds[i] = (int)syscall(SYS_pidfd_open, before[i], 0);
-	int m = pids_of(dirfd, after, 1024);
-	for (int i = 0; i < n; i++) {
-		if (fds[i] < 0)
-			continue;
-		if (m > 0 && listed(after, m, before[i]))
-			(void)syscall(SYS_pidfd_send_signal, fds[i], SIGKILL, NULL, 0);
-		close(fds[i]);
-	}
-	return n;
-}
-
 void cg_kill_all(struct cg_box *cg)
 {
 	if (!cg)
@@ -184,9 +138,10 @@ void cg_kill_all(struct cg_box *cg)
 			continue;
 		if (cg->version == 2 && cg_write(h->fd, "cgroup.kill", "1") == 0)
 			continue;
-		/* v1 (or v2 before 5.14): a few passes catch tasks forked
-		 * meanwhile; killing kern's init ends the pid namespace anyway. */
-		for (int pass = 0; pass < 8 && kill_pass(h->fd) > 0; pass++)
+		/* v1 (or v2 before 5.14): a few passes over the box's tree
+		 * catch tasks forked meanwhile; killing kern's init ends the pid
+		 * namespace anyway. */
+		for (int pass = 0; pass < 8 && cg_tree_kill(h->fd) > 0; pass++)
 			;
 	}
 }
@@ -196,6 +151,8 @@ static int remove_dir(struct cg_box *cg, struct cg_hier *h)
 {
 	long start = now_ms(), wait = 1;
 	for (;;) {
+		if (h->fd >= 0 && cg->version == 1)
+			cg_tree_rmdir_below(h->fd);
 		if (rmdir(h->dir) == 0 || errno == ENOENT)
 			return 0;
 		if (errno != EBUSY && errno != ENOTEMPTY)
@@ -286,6 +243,16 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 		else
 			cg_v1_apply(cg);
 		cg->enforced = cg->version == 2 ? cg_v2_verify(cg) : cg_v1_verify(cg);
+		/* v1: the workload goes one level down, below the caps. Made
+		 * after the limits: use_hierarchy only changes while childless. */
+		for (int i = 0; cg->version == 1 && i < cg->nh; i++)
+			if (cg_leaf_make(&cg->h[i]) < 0) {
+				setup_failed("cgroup: mkdir %s/%s: %s", cg->h[i].dir, CG_LEAF, strerror(errno));
+				remove_all(cg);
+				close_fds(cg);
+				free(cg);
+				return EXIT_SETUP;
+			}
 	}
 	unsigned basic = (CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS)) & cg->present;
 	int owned = cg->place == CG_PLACE_V2_ROOT || cg->place == CG_PLACE_V1_ROOT;
@@ -343,6 +310,13 @@ int cg_open(const char *name, pid_t supervisor, const struct cg_limits *req, str
 		cg->enforced = cg->version == 2 ? cg_v2_verify(cg) : cg_v1_verify(cg);
 	else
 		cg->nh = 0;
+	for (int i = 0; cg->version == 1 && i < cg->nh; i++)
+		if (cg_leaf_open(&cg->h[i]) < 0) {
+			setup_failed("cgroup: %s/%s: %s", cg->h[i].dir, CG_LEAF, strerror(errno));
+			close_fds(cg);
+			free(cg);
+			return EXIT_SETUP;
+		}
 	compute_byte1(cg);
 	if (req && req->require_limits &&
 	    (cg->enforced & (CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS))) !=
@@ -436,7 +410,7 @@ int cg_open_record(const char *record, struct cg_box **out)
 		int dfd = openat(h->fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		close(h->fd);
 		h->fd = dfd;
-		if (h->fd < 0)
+		if (h->fd < 0 || (version == 1 && cg_leaf_open(h) < 0))
 			goto bad;
 		cg->nh++;
 	}
@@ -486,7 +460,7 @@ static int write_procs(struct cg_box *cg, int upto, const char *value, int home)
 			close(fd);
 			errno = saved;
 		} else {
-			r = cg_write(h->fd, "cgroup.procs", value);
+			r = cg_write(h->leaf_fd >= 0 ? h->leaf_fd : h->fd, "cgroup.procs", value);
 		}
 		if (r < 0)
 			return -1;
