@@ -353,13 +353,23 @@ TEST(cgroup_sweep_removes_only_dead_empty_boxes)
 	dir(p);
 	snprintf(p, sizeof p, "kern-box-full-%d", (int)dead);
 	dir(p);
-	snprintf(p, sizeof p, "kern-box-full-%d/child", (int)dead);
+	snprintf(p, sizeof p, "kern-box-full-%d/box", (int)dead);
+	dir(p);
+	/* A cgroup with tasks refuses rmdir; a regular file does it here. */
+	snprintf(p, sizeof p, "kern-box-full-%d/box/tasks", (int)dead);
+	put(p, "1\n");
+	/* A v1 box with its empty workload child goes, child first. */
+	snprintf(p, sizeof p, "kern-box-v1-%d", (int)dead);
+	dir(p);
+	snprintf(p, sizeof p, "kern-box-v1-%d/box", (int)dead);
 	dir(p);
 	snprintf(p, sizeof p, "other-%d", (int)dead);
 	dir(p);
 	dir("kern-box-");
 	dir("kern-box-99999999999");
-	CHECK(cg_sweep_dir(tree, 128) == 2);
+	CHECK(cg_sweep_dir(tree, 128) == 3);
+	snprintf(p, sizeof p, "%s/kern-box-v1-%d", tree, (int)dead);
+	CHECK(access(p, F_OK) < 0);
 	snprintf(p, sizeof p, "%s/kern-box-live-%d", tree, (int)getppid());
 	CHECK(access(p, F_OK) == 0);
 	snprintf(p, sizeof p, "%s/kern-box-full-%d", tree, (int)dead);
