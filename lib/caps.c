@@ -142,12 +142,34 @@ static int set_sets(uint64_t keep, char *why)
 	return 0;
 }
 
+/* The permitted set now. A capability this process does not hold cannot
+ * be kept: in a box (a fresh user namespace) that is never the case, but
+ * kern may itself run where root lacks some, and then keeps fewer. */
+static int permitted(uint64_t *out, char *why)
+{
+	cap_t c = cap_get_proc();
+	*out = 0;
+	if (!c) {
+		snprintf(why, WHY_MAX, "capget: %s", strerror(errno));
+		return -1;
+	}
+	for (int n = 0; n <= last_cap(); n++) {
+		cap_flag_value_t v = CAP_CLEAR;
+		if (cap_get_flag(c, (cap_value_t)n, CAP_PERMITTED, &v) == 0 && v == CAP_SET)
+			*out |= BIT(n);
+	}
+	cap_free(c);
+	return 0;
+}
+
 int caps_apply(const struct lockdown *ld, char *why)
 {
 	int top = last_cap();
-	uint64_t range = top >= 63 ? ~0ULL : BIT(top + 1) - 1;
+	uint64_t range = top >= 63 ? ~0ULL : BIT(top + 1) - 1, held;
+	if (permitted(&held, why) < 0)
+		return -1;
 	/* A non-root user ends with every set empty, bounding included. */
-	uint64_t keep = (ld->user_set && ld->uid != 0) ? 0 : ld->caps & range;
+	uint64_t keep = (ld->user_set && ld->uid != 0) ? 0 : ld->caps & range & held;
 	/* Bounding first: dropping needs CAP_SETPCAP, which the uid change
 	 * and capset below may take away. */
 	if (drop_bounding(keep, why) < 0)
