@@ -77,8 +77,9 @@ static void generate(const char *outpath, const char *pfcdir)
 		     " * from (the tests compare the programs' verdicts with these). */\n"
 		     "#ifndef KERN_SECCOMP_BPF_H\n#define KERN_SECCOMP_BPF_H\n\n"
 		     "#include <linux/filter.h>\n\n"
-		     "#define KERN_SECCOMP_NARCH %d\n#define KERN_SECCOMP_NMODE %d\n\n",
-		v->major, v->minor, v->micro, NARCH, NMODE);
+		     "#define KERN_SECCOMP_NARCH %d\n#define KERN_SECCOMP_NMODE %d\n"
+		     "#define KERN_SECCOMP_NKILL %d\n#define KERN_SECCOMP_NENOSYS %d\n\n",
+		v->major, v->minor, v->micro, NARCH, NMODE, NKILL, NENOSYS);
 	for (int a = 0; a < NARCH; a++) {
 		struct sets s;
 		char name[128];
