@@ -1,11 +1,13 @@
-/* exec-guard [--box-only] KERN -- CMD [ARG...]: the SC-12 guard. Runs CMD
+/* exec-guard [--box-only] [--allow PATH]... KERN -- CMD [ARG...]: the SC-12 guard. Runs CMD
  * under ptrace and stops every process of its tree at each successful
  * execve. When the new image is not KERN (compared by device and inode)
  * and the process has no seccomp filter yet (Seccomp: in
  * /proc/PID/status is not 2), non-kern code is about to run unfiltered:
  * it prints "exec-guard: VIOLATION ..." and the guard fails.
  * --box-only judges only processes in another pid namespace than the
- * guard's (the box), so host-side helpers such as newuidmap are ignored.
+ * guard's (the box), so host-side helpers such as newuidmap are ignored;
+ * --allow PATH exempts a wrapper the test itself runs outside the box
+ * (such as unshare creating the namespace the driver needs).
  * Exit: CMD's status (128+N for a signal), or 99 on any violation. */
 #include <errno.h>
 #include <signal.h>
@@ -47,14 +49,23 @@ static int same_pidns(pid_t pid)
 
 int main(int argc, char **argv)
 {
-	int box_only = 0, i = 1, violations = 0, status = 0;
-	struct stat kern;
-	if (i < argc && !strcmp(argv[i], "--box-only")) {
-		box_only = 1;
-		i++;
+	int box_only = 0, i = 1, violations = 0, status = 0, nallowed = 0;
+	struct stat kern, allowed[8];
+	for (;;) {
+		if (i < argc && !strcmp(argv[i], "--box-only")) {
+			box_only = 1;
+			i++;
+		} else if (i + 1 < argc && !strcmp(argv[i], "--allow") && nallowed < 8) {
+			if (stat(argv[i + 1], &allowed[nallowed++]) < 0) {
+				fprintf(stderr, "exec-guard: %s: %s\n", argv[i + 1], strerror(errno));
+				return 2;
+			}
+			i += 2;
+		} else
+			break;
 	}
 	if (argc - i < 3 || strcmp(argv[i + 1], "--") != 0) {
-		fprintf(stderr, "usage: exec-guard [--box-only] KERN -- CMD [ARG...]\n");
+		fprintf(stderr, "usage: exec-guard [--box-only] [--allow PATH]... KERN -- CMD [ARG...]\n");
 		return 2;
 	}
 	if (stat(argv[i], &kern) < 0) {
@@ -98,9 +109,11 @@ int main(int argc, char **argv)
 			char path[64];
 			struct stat exe;
 			snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
-			int is_kern = stat(path, &exe) == 0 && exe.st_dev == kern.st_dev && exe.st_ino == kern.st_ino;
+			int known = stat(path, &exe) == 0 && exe.st_dev == kern.st_dev && exe.st_ino == kern.st_ino;
+			for (int k = 0; k < nallowed; k++)
+				known |= exe.st_dev == allowed[k].st_dev && exe.st_ino == allowed[k].st_ino;
 			int filtered = status_field(pid, "Seccomp") == 2;
-			if (!is_kern && !filtered && !(box_only && same_pidns(pid))) {
+			if (!known && !filtered && !(box_only && same_pidns(pid))) {
 				char target[512] = "?";
 				ssize_t n = readlink(path, target, sizeof target - 1);
 				if (n > 0)

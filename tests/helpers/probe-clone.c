@@ -16,7 +16,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: probe-clone FLAGS\n");
 		return 2;
 	}
-	unsigned long flags = strtoul(argv[1], NULL, 0) | SIGCHLD;
+	/* The exit signal (low byte) is always SIGCHLD, so waitpid sees the child. */
+	unsigned long flags = (strtoul(argv[1], NULL, 0) & ~0xffUL) | SIGCHLD;
 	fflush(stdout);
 	long r = syscall(SYS_clone, flags, 0L, 0L, 0L, 0L);
 	if (r == 0)
