@@ -18,6 +18,7 @@
 #elif defined(__aarch64__)
 #define NATIVE 1
 #else
+/* cppcheck-suppress preprocessorErrorDirective */
 #error "kern's seccomp programs exist for x86_64 and aarch64 only"
 #endif
 
