@@ -60,8 +60,12 @@ $(B)/helpers/obj/lockdown-canary.o: lib/lockdown.c $(GEN_HEADERS)
 $(B)/helpers/lockdown-run-canary: tests/helpers/lockdown-run.c $(B)/helpers/obj/lockdown-canary.o $(filter-out $(B)/obj/lib/lockdown.o,$(LIB_OBJS))
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DYN_CFLAGS) $(DYN_LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LIBS)
 
+# kern itself with the canary: the guard must catch it in a real box.
+$(B)/helpers/kern-canary: $(B)/helpers/obj/lockdown-canary.o $(filter-out $(B)/obj/lib/lockdown.o,$(OBJS))
+	$(CC) $(CFLAGS) $(DYN_CFLAGS) $(DYN_LDFLAGS) -o $@ $^ $(LIBS)
+
 LOCKDOWN_HELPERS := $(LOCKDOWN_PROBES) $(B)/helpers/exec-guard $(B)/helpers/lockdown-run \
-	$(B)/helpers/lockdown-run-canary
+	$(B)/helpers/lockdown-run-canary $(B)/helpers/kern-canary
 .PHONY: lockdown-helpers
 lockdown-helpers: $(LOCKDOWN_HELPERS)
 check: lockdown-helpers

@@ -1,7 +1,8 @@
-# Shared by seccomp.bats and caps.bats: the lockdown of a box's PID 1
-# (lib/lockdown.c), applied by the test driver build/helpers/lockdown-run,
-# and the probes of tests/helpers. `kern box` runs the same code in PID 1;
-# the tests that need the launcher itself use it when it is built.
+# Shared by seccomp.bats and caps.bats. The attack matrix runs in real
+# boxes (`kern box NAME --image host`, the probes of tests/helpers bound
+# read-only at /kt). Controls run the same probe in a plain user namespace
+# without the lockdown; a few unit-level tests use the host-side driver
+# build/helpers/lockdown-run (lib/lockdown.c alone, then exec).
 
 HELPERS=$TREE/build/helpers
 LOCKRUN=$HELPERS/lockdown-run
@@ -23,13 +24,21 @@ nolock() {
 	unshare -r "$@"
 }
 
-# kern box exists on this branch? (the placeholder says "not built")
-require_box() {
+# kern SUBCOMMAND exists in this build? (a placeholder says "not built")
+require_built() {
 	local out
-	out=$("$KERN" box --help 2>&1) || true
-	if grep -q 'not built\|not in this build' <<<"$out" || ! grep -q -- '--security-profile' <<<"$out"; then
-		skip "kern box is not built on this branch yet"
+	out=$("$KERN" "$1" kern-no-such-box -- true 2>&1) || true
+	if grep -q 'not built' <<<"$out"; then
+		skip "kern $1 is not built on this branch yet"
 	fi
+}
+
+# inbox [kern box flags] -- CMD...: CMD in a fresh box of the host image,
+# quiet, with the probes at /kt. Mode via KERN_SECCOMP in the caller.
+BOXN=0
+inbox() {
+	BOXN=$((BOXN + 1))
+	"$KERN" box "lk$BATS_TEST_NUMBER-$$-$BOXN" --image host -q -v "$HELPERS:/kt:ro" "$@"
 }
 
 arch=$(uname -m)
