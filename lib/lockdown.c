@@ -8,9 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
+#ifdef KERN_SC12_CANARY
+#include <sys/wait.h>
+#endif
 
 #include "diag.h"
 #include "lockdown_steps.h"
