@@ -43,8 +43,7 @@ static ssize_t pump_read(void *ctx, void *buf, size_t len)
 	ssize_t n = p->s.read(p->s.ctx, buf, len);
 	if (n < 0) {
 		p->failed = 1;
-		if (!p->why[0])
-			snprintf(p->why, sizeof p->why, "layer %d: download failed", p->index + 1);
+		snprintf(p->why, sizeof p->why, "layer %d: %s", p->index + 1, p->s.error(p->s.ctx));
 		return -1;
 	}
 	p->got += (uint64_t)n;
@@ -89,6 +88,7 @@ static char *read_blob(const struct blob_source *src, const char *ref, const cha
 		}
 		ssize_t r = s.read(s.ctx, buf + n, cap - n);
 		if (r < 0) {
+			snprintf(why, sizeof why, "%s: config blob %s: %s", ref, digest, s.error(s.ctx));
 			free(buf);
 			buf = NULL;
 			break;
@@ -109,10 +109,8 @@ static char *read_blob(const struct blob_source *src, const char *ref, const cha
 	char got[DIGEST_LEN + 1];
 	sha256_end(&h, sum);
 	if (!buf) {
-		if (!why[0]) {
-			/* The stream keeps its own reason: ask it through a 0-length close. */
-			snprintf(why, sizeof why, "%s: config blob %s could not be read", ref, digest);
-		}
+		if (!why[0])
+			snprintf(why, sizeof why, "%s: config blob %s: out of memory", ref, digest);
 		s.close(s.ctx);
 		FAIL("pull", "%s", why);
 		return NULL;
@@ -148,29 +146,35 @@ static int fetch_layer(const struct blob_source *src, const char *ref, int i,
 	}
 	sha256_begin(&p.h);
 	struct layer_reader r = {pump_read, &p};
-	if (unpack_stage(&r, rootfs_fd, i, hex, &unpack_default_limits, diff, why, sizeof why) < 0) {
-		unsigned char scratch[32];
-		sha256_end(&p.h, scratch);
-		p.s.close(p.s.ctx);
+	int staged = unpack_stage(&r, rootfs_fd, i, hex, &unpack_default_limits, diff, why,
+				  sizeof why) == 0;
+	/* The extractor stops at the tar end; the digest covers every byte.
+	 * After a refusal the rest is still read (within the size limit) so a
+	 * lying blob is reported as what it is, not as bad tar. */
+	char tail[65536];
+	ssize_t n = 0;
+	while (!p.failed && (n = pump_read(&p, tail, sizeof tail)) > 0)
+		;
+	p.s.close(p.s.ctx);
+	sha256_end(&p.h, sum);
+	digest_parse(d->digest, want);
+	if (!staged && !p.failed && memcmp(sum, want, 32) != 0) {
+		digest_format(sum, got);
+		FAIL("pull", "blob digest mismatch (expected %s, got %s) - refusing", d->digest, got);
+		return 1;
+	}
+	if (!staged) {
 		if (p.failed)
 			FAIL("pull", "%s: %s", ref, p.why);
 		else
 			FAIL("pull", "%s: layer %d: %s", ref, i + 1, why);
 		return 1;
 	}
-	/* The extractor stops at the tar end; the digest covers every byte. */
-	char tail[65536];
-	ssize_t n;
-	while ((n = pump_read(&p, tail, sizeof tail)) > 0)
-		;
-	p.s.close(p.s.ctx);
-	sha256_end(&p.h, sum);
-	if (n < 0) {
+	if (p.failed) {
 		unpack_abort(rootfs_fd, i, hex);
 		FAIL("pull", "%s: %s", ref, p.why);
 		return 1;
 	}
-	digest_parse(d->digest, want);
 	if (memcmp(sum, want, 32) != 0) {
 		unpack_abort(rootfs_fd, i, hex);
 		digest_format(sum, got);
@@ -265,6 +269,12 @@ static ssize_t reg_read(void *ctx, void *buf, size_t len)
 	return n;
 }
 
+static const char *reg_error(void *ctx)
+{
+	struct registry_stream *s = ctx;
+	return s->h.err[0] ? s->h.err : "download failed";
+}
+
 static void reg_close(void *ctx)
 {
 	struct registry_stream *s = ctx;
@@ -289,6 +299,7 @@ static int reg_open(void *src, const char *digest, uint64_t max, long timeout_s,
 	}
 	bs->read = reg_read;
 	bs->close = reg_close;
+	bs->error = reg_error;
 	bs->ctx = s;
 	return 0;
 }

@@ -16,6 +16,7 @@
 struct blob_stream {
 	ssize_t (*read)(void *ctx, void *buf, size_t len);
 	void (*close)(void *ctx);
+	const char *(*error)(void *ctx);	/* why the last read failed */
 	void *ctx;
 };
 

@@ -180,7 +180,7 @@ int manifest_parse(const char *body, size_t len, struct manifest *m, char *why, 
 	for (int i = 0, e; (e = json_elem(&j, ls, i)) >= 0; i++) {
 		/* Foreign layers point elsewhere: never fetched, so refused. */
 		if (json_get(&j, e, "urls") >= 0) {
-			snprintf(why, wlen, "layer %d lists external urls - refusing", i + 1);
+			snprintf(why, wlen, "layer %d lists external urls", i + 1);
 			goto out;
 		}
 		if (descriptor(&j, e, &m->layers[i], why, wlen) < 0)

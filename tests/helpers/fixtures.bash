@@ -102,11 +102,12 @@ registry_blob_gets() {
 	grep -c "\"GET /v2/[^ ]*/blobs/$1 " "$REG_LOG" || true
 }
 
+# hostile_start DIR [MODE]
 hostile_start() {
 	local dir=$1
 	HOSTILE_PORT=$(free_port)
 	HOSTILE_LOG=$dir/hostile.log
-	python3 "$HELPERS/hostile-registry.py" "$HOSTILE_PORT" "$dir" >"$HOSTILE_LOG" 2>&1 </dev/null 3>&- &
+	python3 "$HELPERS/hostile-registry.py" "$HOSTILE_PORT" "$dir" "${2:-plain}" >"$HOSTILE_LOG" 2>&1 </dev/null 3>&- &
 	HOSTILE_PID=$!
 	for _ in $(seq 100); do
 		curl -fs "http://127.0.0.1:$HOSTILE_PORT/v2/" >/dev/null 2>&1 && return 0
