@@ -10,8 +10,8 @@
 #include "image.h"
 
 static const char usage[] =
-"usage: kern pull [--platform OS/ARCH] IMAGE\n"
-"       kern-pull [--platform OS/ARCH] IMAGE [-- NEXT...]\n"
+"usage: kern pull [--platform OS/ARCH] [--pull POLICY] IMAGE\n"
+"       kern-pull [--platform OS/ARCH] [--pull POLICY] IMAGE [-- NEXT...]\n"
 "\n"
 "Fetch IMAGE into the image cache, verifying every blob digest and every\n"
 "layer diff_id; exit 0 once it is cached (already or now). With `-- NEXT`,\n"
@@ -19,6 +19,8 @@ static const char usage[] =
 "\n"
 "  --platform OS/ARCH  index entry to use: linux/amd64, linux/arm64, arm64 ...\n"
 "                      (default: the host's architecture)\n"
+"  --pull POLICY       missing (default): pull unless cached; always: pull\n"
+"                      again and swap it in; never: only check the cache\n"
 "  -q, --quiet         no notes or warnings (as KERN_QUIET=1)\n"
 "\n"
 "Environment: KERN_REGISTRY_MIRRORS, KERN_REGISTRY_MIRRORS_ONLY, KERN_QUIET.\n";
@@ -45,6 +47,7 @@ static int pull_main(int argc, char **argv)
 	const char *platform = NULL, *ref = NULL;
 	char arch[32];
 	char **next = NULL;
+	int policy = PULL_MISSING;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -59,6 +62,18 @@ static int pull_main(int argc, char **argv)
 			platform = argv[i];
 		} else if (strncmp(a, "--platform=", 11) == 0) {
 			platform = a + 11;
+		} else if (strcmp(a, "--pull") == 0 || strncmp(a, "--pull=", 7) == 0) {
+			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
+			if (strcmp(v, "missing") == 0)
+				policy = PULL_MISSING;
+			else if (strcmp(v, "never") == 0)
+				policy = PULL_NEVER;
+			else if (strcmp(v, "always") == 0)
+				policy = PULL_ALWAYS;
+			else {
+				fatal("pull", "--pull takes missing, never or always, not '%s'", v);
+				return EXIT_CLI;
+			}
 		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
 			diag_quiet = 1;
 		} else if (a[0] == '-' && a[1]) {
@@ -87,7 +102,7 @@ static int pull_main(int argc, char **argv)
 	}
 	char rootfs[4096];
 	struct image_config cfg;
-	int rc = image_resolve(ref, PULL_MISSING, platform ? arch : NULL, rootfs, sizeof rootfs, &cfg);
+	int rc = image_resolve(ref, policy, platform ? arch : NULL, rootfs, sizeof rootfs, &cfg);
 	if (rc != 0)
 		return rc;
 	image_config_free(&cfg);

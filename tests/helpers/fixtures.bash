@@ -85,7 +85,10 @@ registry_start() {
 }
 
 registry_stop() {
-	[ -n "${REG_PID:-}" ] && kill "$REG_PID" 2>/dev/null && wait "$REG_PID" 2>/dev/null
+	if [ -n "${REG_PID:-}" ]; then
+		kill "$REG_PID" 2>/dev/null || true
+		wait "$REG_PID" 2>/dev/null || true
+	fi
 	REG_PID=
 	return 0
 }
@@ -110,7 +113,7 @@ hostile_start() {
 	python3 "$HELPERS/hostile-registry.py" "$HOSTILE_PORT" "$dir" "${2:-plain}" >"$HOSTILE_LOG" 2>&1 </dev/null 3>&- &
 	HOSTILE_PID=$!
 	for _ in $(seq 100); do
-		curl -fs "http://127.0.0.1:$HOSTILE_PORT/v2/" >/dev/null 2>&1 && return 0
+		[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HOSTILE_PORT/v2/")" != 000 ] && return 0
 		sleep 0.1
 	done
 	cat "$HOSTILE_LOG" >&2
@@ -118,7 +121,10 @@ hostile_start() {
 }
 
 hostile_stop() {
-	[ -n "${HOSTILE_PID:-}" ] && kill "$HOSTILE_PID" 2>/dev/null && wait "$HOSTILE_PID" 2>/dev/null
+	if [ -n "${HOSTILE_PID:-}" ]; then
+		kill "$HOSTILE_PID" 2>/dev/null || true
+		wait "$HOSTILE_PID" 2>/dev/null || true
+	fi
 	HOSTILE_PID=
 	return 0
 }
