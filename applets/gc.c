@@ -84,11 +84,11 @@ static int gc_main(int argc, char **argv)
 		} else if ((p = strstr(n, ".old-"))) {
 			snprintf(path, sizeof path, "%s/%s", root, n);
 			if (!cache_path_in_use(path))
-				removed(rm_tree_at(rfd, n), root, n, "retired copy");
+				removed(rmtree_at(rfd, n), root, n, "retired copy");
 		} else if ((p = strstr(n, ".pull-"))) {
 			snprintf(key, sizeof key, "%.*s", (int)(p - n), n);
 			if (pid_dead(p + 6) && lock_free(rfd, key))
-				removed(rm_tree_at(rfd, n), root, n, "abandoned pull");
+				removed(rmtree_at(rfd, n), root, n, "abandoned pull");
 		} else if ((p = strstr(n, ".lock")) && p[5] == 0) {
 			/* The lock of an entry that does not exist (a failed pull):
 			 * unlinked while held, as `kern rmi` does. */
@@ -118,7 +118,7 @@ static int gc_main(int argc, char **argv)
 			while (ed && (s = readdir(ed)))
 				if (strncmp(s->d_name, ".kern-", 6) == 0) {
 					snprintf(path, sizeof path, "%s/%s", n, s->d_name);
-					removed(rm_tree_at(efd, s->d_name), root, path, "staging");
+					removed(rmtree_at(efd, s->d_name), root, path, "staging");
 				}
 			if (ed)
 				closedir(ed);

@@ -63,7 +63,7 @@ static int rmi_main(int argc, char **argv)
 	cache_name(&c, ".image", name, sizeof name);
 	if (rc == 0 && unlinkat(c.root_fd, name, 0) < 0 && errno != ENOENT)
 		rc = -1;
-	if (rc == 0 && rm_tree_at(c.root_fd, c.key) < 0)
+	if (rc == 0 && rmtree_at(c.root_fd, c.key) < 0)
 		rc = -1;
 	if (rc < 0) {
 		fatal("image", "cannot remove %s: %s", path, strerror(errno));

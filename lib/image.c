@@ -14,6 +14,7 @@
 #include "imagepull.h"
 #include "imageref.h"
 #include "imgcache.h"
+#include "imgstore.h"
 #include "rmtree.h"
 #include "sidecar.h"
 
@@ -76,9 +77,21 @@ static int canonical_line(const struct image_ref *r, char *out, size_t len)
 	return (int)strlen(out);
 }
 
-/* Pull into dir (created fresh in the cache root). */
-static int pull_into(const struct cache *c, const char *dir, const char *ref,
-		     const struct image_ref *r, const char *arch, char **sidecar, size_t *slen)
+struct pull_ctx {
+	const char *ref;
+	const struct image_ref *r;
+	const char *arch;
+};
+
+static int fetch_registry(void *ctx, int rootfs_fd, char **sidecar, size_t *slen)
+{
+	struct pull_ctx *p = ctx;
+	return image_pull(p->ref, p->r, p->arch, rootfs_fd, sidecar, slen);
+}
+
+/* Fetch into dir (created fresh in the cache root). */
+static int pull_into(const struct cache *c, const char *dir, image_fetch_fn fetch, void *ctx,
+		     char **sidecar, size_t *slen)
 {
 	if (mkdirat(c->root_fd, dir, 0755) < 0) {
 		fatal("image", "mkdir %s/%s: %s", c->root, dir, strerror(errno));
@@ -91,7 +104,7 @@ static int pull_into(const struct cache *c, const char *dir, const char *ref,
 		return 1;
 	}
 	test_phase("fetch");
-	int rc = image_pull(ref, r, arch, fd, sidecar, slen);
+	int rc = fetch(ctx, fd, sidecar, slen);
 	close(fd);
 	if (rc != 0)
 		rmtree_at(c->root_fd, dir);
@@ -163,7 +176,8 @@ static int pull_missing(const struct cache *c, const char *ref, const struct ima
 		fatal("image", "cannot clear %s/%s: %s", c->root, c->key, strerror(errno));
 		goto out;
 	}
-	if (pull_into(c, c->key, ref, r, arch, &sidecar, &slen) != 0)
+	struct pull_ctx pc = {ref, r, arch};
+	if (pull_into(c, c->key, fetch_registry, &pc, &sidecar, &slen) != 0)
 		goto out;
 	rc = write_sidecars(c, r, sidecar, slen);
 	if (rc != 0) {
@@ -178,8 +192,8 @@ out:
 
 /* --pull always: build beside, then swap, so running boxes keep the lower
  * they mounted; the old copy is retired as <key>.old-<pid>. */
-static int pull_always(const struct cache *c, const char *ref, const struct image_ref *r,
-		       const char *arch)
+static int replace_entry(const struct cache *c, const struct image_ref *r, image_fetch_fn fetch,
+			 void *ctx, const char *why)
 {
 	const char *what = "";
 	char *sidecar = NULL, fresh[400], old[400];
@@ -192,11 +206,12 @@ static int pull_always(const struct cache *c, const char *ref, const struct imag
 		fatal("image", "%s/%s%s is a symlink or not owned by you - refusing", c->root, c->key, what);
 		goto out;
 	}
-	note("pulling image '%s' (--pull always)", ref);
+	if (why)
+		note("%s", why);
 	snprintf(fresh, sizeof fresh, "%s.pull-%d", c->key, (int)getpid());
 	snprintf(old, sizeof old, "%s.old-%d", c->key, (int)getpid());
 	rmtree_at(c->root_fd, fresh);
-	if (pull_into(c, fresh, ref, r, arch, &sidecar, &slen) != 0)
+	if (pull_into(c, fresh, fetch, ctx, &sidecar, &slen) != 0)
 		goto out;
 	if (unlink_sidecars(c) < 0) {
 		fatal("image", "cannot clear the sidecars of %s/%s: %s", c->root, c->key, strerror(errno));
@@ -253,7 +268,10 @@ int image_resolve(const char *ref, int policy, const char *arch, char *rootfs, s
 		      ref);
 		rc = EXIT_CLI;
 	} else if (policy == PULL_ALWAYS) {
-		rc = pull_always(&c, ref, &r, arch);
+		struct pull_ctx pc = {ref, &r, arch};
+		char why_note[600];
+		snprintf(why_note, sizeof why_note, "pulling image '%s' (--pull always)", ref);
+		rc = replace_entry(&c, &r, fetch_registry, &pc, why_note);
 	} else if (st != ENTRY_COMPLETE) {
 		rc = pull_missing(&c, ref, &r, arch);
 	}
@@ -265,6 +283,22 @@ int image_resolve(const char *ref, int policy, const char *arch, char *rootfs, s
 	}
 	if (rc != 0)
 		image_config_free(cfg);
+	cache_close(&c);
+	return rc ? EXIT_CLI : 0;
+}
+
+int image_import(const char *ref, image_fetch_fn fetch, void *ctx)
+{
+	struct image_ref r;
+	struct cache c;
+	const char *why;
+	if (image_ref_parse(ref, &r, &why) < 0) {
+		fatal("image", "bad image reference '%s': %s", ref, why);
+		return EXIT_CLI;
+	}
+	if (cache_open(&c, ref, 1) < 0)
+		return EXIT_CLI;
+	int rc = replace_entry(&c, &r, fetch, ctx, NULL);
 	cache_close(&c);
 	return rc ? EXIT_CLI : 0;
 }
