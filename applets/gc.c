@@ -82,8 +82,12 @@ static int gc_main(int argc, char **argv)
 			if (p && pid_dead(p + 1))
 				removed(unlinkat(rfd, n, 0), root, n, "temporary file");
 		} else if ((p = strstr(n, ".old-"))) {
+			char entry[4700];
+			struct stat st;
 			snprintf(path, sizeof path, "%s/%s", root, n);
-			if (!cache_path_in_use(path))
+			snprintf(entry, sizeof entry, "%s/%.*s", root, (int)(p - n), n);
+			if (fstatat(rfd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    !cache_path_in_use(path, entry, st.st_ctime))
 				removed(rmtree_at(rfd, n), root, n, "retired copy");
 		} else if ((p = strstr(n, ".pull-"))) {
 			snprintf(key, sizeof key, "%.*s", (int)(p - n), n);

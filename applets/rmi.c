@@ -46,7 +46,7 @@ static int rmi_main(int argc, char **argv)
 		return EXIT_CLI;
 	}
 	snprintf(path, sizeof path, "%s/%s", c.root, c.key);
-	if (cache_path_in_use(path)) {
+	if (cache_path_in_use(path, NULL, 0)) {
 		fatal("image", "image '%s' is in use by a running box - refusing", ref);
 		cache_close(&c);
 		return EXIT_CLI;

@@ -1,4 +1,5 @@
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "cachekey.h"
 #include "diag.h"
 #include "imgcache.h"
+#include "registry.h"
 #include "xdg.h"
 
 int cache_open(struct cache *c, const char *ref, int create)
@@ -195,43 +197,29 @@ char *cache_read_file(const struct cache *c, const char *name, size_t max, size_
 	return buf;
 }
 
-int cache_path_in_use(const char *path)
+struct in_use {
+	const char *path, *entry;
+	time_t retired_at;
+	int used;
+};
+
+static void check_record(const struct box_record *rec, void *ctx)
 {
-	char run[4096], dir[4200];
-	/* Box records (the box's own format) name their overlay lower; any
-	 * record that mentions path counts as a user, live or not: the next
-	 * `kern ps`/`recover` deletes dead records, and then the copy goes. */
-	if (kern_dir(KDIR_RUNTIME, run, sizeof run, 0) < 0)
+	struct in_use *u = ctx;
+	if (strcmp(rec->lower, u->path) == 0)
+		u->used = 1;
+	/* A record names the entry path it mounted; a copy retired by
+	 * --pull always was that path for every box created before the swap. */
+	if (u->entry && strcmp(rec->lower, u->entry) == 0 && rec->created <= (long long)u->retired_at)
+		u->used = 1;
+}
+
+int cache_path_in_use(const char *path, const char *entry, time_t retired_at)
+{
+	char run[PATH_MAX];
+	struct in_use u = {path, entry, retired_at, 0};
+	if (runtime_root_existing(run, sizeof run) < 0)
 		return 0;
-	snprintf(dir, sizeof dir, "%s/instances", run);
-	DIR *d = opendir(dir);
-	if (!d)
-		return 0;
-	int used = 0;
-	size_t plen = strlen(path);
-	struct dirent *e;
-	while (!used && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		char buf[65536];
-		ssize_t n = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = 0;
-		for (char *p = buf; (p = memmem(p, (size_t)n - (size_t)(p - buf), path, plen)); p++) {
-			char after = p[plen];
-			/* A whole path, not a prefix of a longer name. */
-			if (after == 0 || after == '\n' || after == '"' || after == '\t' || after == ' ' ||
-			    after == '/') {
-				used = 1;
-				break;
-			}
-		}
-	}
-	closedir(d);
-	return used;
+	registry_each(run, check_record, &u);
+	return u.used;
 }

@@ -6,6 +6,7 @@
 #define KERN_IMGCACHE_H
 
 #include <stddef.h>
+#include <time.h>
 
 struct cache {
 	int root_fd;		/* the images directory */
@@ -44,7 +45,9 @@ int cache_write_file(const struct cache *c, const char *name, const void *data, 
  * max bytes) into a malloc'd buffer. */
 char *cache_read_file(const struct cache *c, const char *name, size_t max, size_t *len);
 
-/* 1 if a live box record under the runtime dir names path (a lower dir). */
-int cache_path_in_use(const char *path);
+/* 1 if a live box uses path as its overlay lower: its record names path,
+ * or (for a copy retired from the entry path at retired_at) names entry
+ * and was created no later than the retirement. */
+int cache_path_in_use(const char *path, const char *entry, time_t retired_at);
 
 #endif

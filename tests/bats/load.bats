@@ -90,18 +90,3 @@ complete_entry() {
 	assert_status 1
 	[ "$stderr" = "error: image: no cached image 'local/busybox:1'" ]
 }
-
-@test "kern rmi refuses while a box record names the image [rootless]" {
-	kern load -i "$L/oci" --tag local/busybox:1 2>/dev/null
-	k=$(ls "$CACHE" | sed -n 's/\.ok$//p')
-	mkdir -p "$XDG_RUNTIME_DIR/kern/instances"
-	# The box's record names its overlay lower (box-cli.md §7.1).
-	printf 'name\tx\nlower\t%s\n' "$CACHE/$k" >"$XDG_RUNTIME_DIR/kern/instances/x"
-	run --separate-stderr kern rmi local/busybox:1
-	assert_status 1
-	[ "$stderr" = "error: image: image 'local/busybox:1' is in use by a running box - refusing" ]
-	[ -f "$CACHE/$k.ok" ]
-	rm "$XDG_RUNTIME_DIR/kern/instances/x"
-	run kern rmi local/busybox:1
-	assert_status 0
-}

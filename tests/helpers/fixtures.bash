@@ -28,7 +28,8 @@ fixture_dir() {
 
 fixture_busybox() {
 	local d; d=$(fixture_dir)
-	if [ ! -r "$d/busybox/index.json" ] || [ ! -r "$d/busybox-multi/index.json" ]; then
+	if [ ! -r "$d/busybox/index.json" ] || [ ! -r "$d/busybox-multi/index.json" ] ||
+		[ ! -r "$d/busybox-user/index.json" ]; then
 		[ -x /bin/busybox ] || return 1
 		( umask 022; python3 "$HELPERS/mkimage.py" busybox "$d/busybox" ) >&2 || return 1
 	fi

@@ -2,7 +2,8 @@
 """Build OCI image layouts for the pull tests from a directory tree.
 
   mkimage.py busybox OUT           ~1 MB busybox image (busybox-static), tag
-                                   "latest", plus OUT-multi: an index with
+                                   "latest"; OUT-user: the same with User,
+                                   Entrypoint, Cmd, WorkingDir set; OUT-multi: an index with
                                    linux/amd64, linux/arm64, linux/s390x and
                                    an attestation entry (unknown/unknown)
   mkimage.py rootfs OUT DIR [--cmd JSON] [--env K=V]...
@@ -149,10 +150,19 @@ def main():
         idx["mediaType"] = "application/vnd.oci.image.index.v1+json"
         idx["annotations"] = {"org.opencontainers.image.ref.name": "latest"}
         write_index(multi, [idx])
-        shutil.rmtree(out, ignore_errors=True)
-        shutil.rmtree(out + "-multi", ignore_errors=True)
+        # An image whose config sets User, Entrypoint, Cmd and WorkingDir.
+        user = os.path.join(tmp, "user")
+        lu = layer(user, tar)
+        mu = image(user, [lu], {"Env": ["PATH=/bin", "FIXTURE=user"], "User": "app",
+                                "Entrypoint": ["/bin/echo", "from-entrypoint"], "Cmd": ["default-cmd"],
+                                "WorkingDir": "/home/app"})
+        mu["annotations"] = {"org.opencontainers.image.ref.name": "latest"}
+        write_index(user, [mu])
+        for suffix in ("", "-multi", "-user"):
+            shutil.rmtree(out + suffix, ignore_errors=True)
         os.rename(layout, out)
         os.rename(multi, out + "-multi")
+        os.rename(user, out + "-user")
     elif cmd == "rootfs":
         src = sys.argv[3]
         cfg = {"Env": ["PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"], "Cmd": ["python3"]}
