@@ -17,20 +17,8 @@
 #include "imgstore.h"
 #include "rmtree.h"
 #include "sidecar.h"
+#include "testhook.h"
 
-#ifdef KERN_TEST_BUILD
-#include <signal.h>
-#include "env.h"
-/* Tests stop a pull at a named phase (KERN_TEST_PULL_DIE=phase). */
-static void test_phase(const char *phase)
-{
-	const char *want = env_get("KERN_TEST_PULL_DIE");
-	if (want && strcmp(want, phase) == 0)
-		raise(SIGKILL);
-}
-#else
-#define test_phase(p) ((void)0)
-#endif
 
 int image_ref_check(const char *ref, const char **why)
 {
@@ -103,7 +91,7 @@ static int pull_into(const struct cache *c, const char *dir, image_fetch_fn fetc
 		rmtree_at(c->root_fd, dir);
 		return 1;
 	}
-	test_phase("fetch");
+	test_phase("pull-fetch");
 	int rc = fetch(ctx, fd, sidecar, slen);
 	close(fd);
 	if (rc != 0)
@@ -116,12 +104,12 @@ static int write_sidecars(const struct cache *c, const struct image_ref *r, cons
 {
 	char name[400], line[REF_MAX * 2];
 	cache_name(c, ".image", name, sizeof name);
-	test_phase("sidecar");
+	test_phase("pull-sidecar");
 	if (cache_write_file(c, name, sidecar, slen) < 0) {
 		fatal("image", "write %s/%s: %s", c->root, name, strerror(errno));
 		return 1;
 	}
-	test_phase("ok");
+	test_phase("pull-ok");
 	cache_name(c, ".ok", name, sizeof name);
 	int n = canonical_line(r, line, sizeof line);
 	if (cache_write_file(c, name, line, (size_t)n) < 0) {

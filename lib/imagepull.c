@@ -13,6 +13,7 @@
 #include "progress.h"
 #include "regclient.h"
 #include "sidecar.h"
+#include "testhook.h"
 #include "unpack.h"
 
 #define LAYER_MAX 8000000000ULL
@@ -56,6 +57,8 @@ static ssize_t pump_read(void *ctx, void *buf, size_t len)
 	}
 	sha256_feed(&p->h, buf, (size_t)n);
 	progress_update(p->index, p->got, p->declared);
+	if (p->got == (uint64_t)n)
+		test_phase("pull-blob");
 	return n;
 }
 
@@ -189,6 +192,7 @@ static int fetch_layer(const struct blob_source *src, const char *ref, int i,
 		     got);
 		return 1;
 	}
+	test_phase("pull-merge");
 	if (unpack_commit(rootfs_fd, i, hex, why, sizeof why) < 0) {
 		FAIL("pull", "%s: layer %d: %s", ref, i + 1, why);
 		return 1;
@@ -436,6 +440,7 @@ int image_pull(const char *ref, const struct image_ref *r, const char *arch, int
 			failf(&f, "registry", "%s", g.err);
 		} else if (resolve(&g, ref, r, arch, &body, &len, digest, &f) == 0) {
 			struct blob_source src = {reg_open, &g, "registry"};
+			test_phase("pull-manifest");
 			int rc = image_fetch(&src, ref, digest, body, len, rootfs_fd, sidecar, slen);
 			free(body);
 			regclient_close(&g);

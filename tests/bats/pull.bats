@@ -345,13 +345,17 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 	entry_complete "$k"
 }
 
-@test "KILL-6: a pull killed at each named phase is repaired by the next pull [rootless]" {
+@test "KILL-6: a pull killed at each phase (manifest, mid-blob, merge, sidecar, .ok) is repaired by the next pull [rootless]" {
 	[ -x "$TREE/build/test/kern" ] || skip "no test build (build/test/kern)"
 	k=$(key_of "$REG/busybox:oci")
-	for phase in fetch sidecar ok; do
+	for phase in pull-fetch pull-manifest pull-blob pull-merge pull-sidecar pull-ok; do
 		rm -rf "$CACHE"
-		KERN_TEST_PULL_DIE=$phase run "$TREE/build/test/kern" pull "$REG/busybox:oci"
-		[ "$status" -eq 137 ]
+		KERN_TEST_PAUSE=$phase "$TREE/build/test/kern" pull "$REG/busybox:oci" 2>"$BATS_TEST_TMPDIR/err" &
+		pid=$!
+		for _ in $(seq 100); do grep -q "paused at $phase" "$BATS_TEST_TMPDIR/err" && break; sleep 0.05; done
+		grep -q "kern-test: paused at $phase" "$BATS_TEST_TMPDIR/err" || { cat "$BATS_TEST_TMPDIR/err"; false; }
+		kill -9 "$pid"
+		wait "$pid" 2>/dev/null || true
 		[ ! -e "$CACHE/$k.ok" ]
 		flock -n "$CACHE/$k.lock" true
 		run kern pull "$REG/busybox:oci"
