@@ -26,23 +26,6 @@ int image_ref_check(const char *ref, const char **why)
 	return image_ref_parse(ref, &r, why);
 }
 
-static void free_vec(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
-void image_config_free(struct image_config *cfg)
-{
-	free_vec(cfg->entrypoint);
-	free_vec(cfg->cmd);
-	free_vec(cfg->env);
-	free(cfg->workdir);
-	free(cfg->user);
-	memset(cfg, 0, sizeof *cfg);
-}
-
 static int load_sidecar(const struct cache *c, const char *ref, struct image_config *cfg)
 {
 	char name[400];

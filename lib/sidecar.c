@@ -236,3 +236,20 @@ out:
 		image_config_free(cfg);
 	return rc;
 }
+
+static void free_vec(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+void image_config_free(struct image_config *cfg)
+{
+	free_vec(cfg->entrypoint);
+	free_vec(cfg->cmd);
+	free_vec(cfg->env);
+	free(cfg->workdir);
+	free(cfg->user);
+	memset(cfg, 0, sizeof *cfg);
+}

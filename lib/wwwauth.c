@@ -6,7 +6,7 @@
 
 static int is_tchar(char c)
 {
-	return isalnum((unsigned char)c) || strchr("!#$%&'*+-.^_`|~", c);
+	return c && (isalnum((unsigned char)c) || strchr("!#$%&'*+-.^_`|~", c));
 }
 
 static const char *skip_ows(const char *p)
@@ -85,11 +85,17 @@ int www_auth_parse(const char *hdr, struct www_auth *a)
 		return -1;
 	p = skip_ows(p);
 	while (*p) {
+		/* A second challenge ("..., Basic realm=x") ends the first: a
+		 * token followed by whitespace rather than '='. */
+		const char *t = p;
+		while (is_tchar(*t))
+			t++;
+		if (t > p && (*t == ' ' || *t == '\t') && *skip_ows(t) != '=')
+			break;
 		const char *q = param(p, name, sizeof name, value, sizeof value);
 		if (!q) {
-			/* A second challenge ("..., Basic realm=x") ends the first. */
-			if (a->scheme == AUTH_OTHER || is_tchar(*p))
-				break;
+			if (a->scheme == AUTH_OTHER)
+				break;	/* token68 credentials of a scheme kern ignores */
 			return -1;
 		}
 		if (strcasecmp(name, "realm") == 0) {
