@@ -120,7 +120,8 @@ static int images_main(int argc, char **argv)
 			closedir(d);
 		cache_close(&c);
 	}
-	qsort(rows, n, sizeof *rows, by_ref);
+	if (n > 1)
+		qsort(rows, n, sizeof *rows, by_ref);
 	if (!quiet)
 		printf("%-48s %-19s %10s %5s\n", "REFERENCE", "DIGEST", "SIZE", "AGE");
 	for (size_t i = 0; i < n; i++) {

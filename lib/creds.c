@@ -26,6 +26,7 @@ static ssize_t read_file(char *path, size_t plen, char *buf, size_t cap)
 {
 	char dir[4096];
 	struct stat st;
+	buf[0] = 0;
 	if (kern_dir(KDIR_CONFIG, dir, sizeof dir, 0) < 0)
 		return 0;
 	snprintf(path, plen, "%s/credentials", dir);
@@ -104,9 +105,8 @@ int creds_store(const char *host, const char *user, const char *pass, const char
 	snprintf(plain, plain_len + 1, "%s:%s", user, pass);
 	if (mbedtls_base64_encode(b64, plain_len * 2 + 8, &b64len, (unsigned char *)plain, plain_len))
 		goto out;
-	ssize_t n = read_file(path, plen, old, CREDS_MAX);
-	if (n < 0)
-		n = 0;
+	if (read_file(path, plen, old, CREDS_MAX) < 0)
+		old[0] = 0;	/* an unusable file is replaced */
 	snprintf(tmp, sizeof tmp, "%s/.credentials.%d", dir, (int)getpid());
 	*what = "create";
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -47,7 +47,7 @@ int digest_parse(const char *s, unsigned char sum[32])
 	if (!digest_valid(s))
 		return -1;
 	for (int i = 0; i < 32; i++)
-		sum[i] = (unsigned char)(nibble(s[7 + 2 * i]) << 4 | nibble(s[8 + 2 * i]));
+		sum[i] = (unsigned char)((unsigned)nibble(s[7 + 2 * i]) << 4 | (unsigned)nibble(s[8 + 2 * i]));
 	return 0;
 }
 

@@ -155,8 +155,7 @@ static int fetch_layer(const struct blob_source *src, const char *ref, int i,
 	 * After a refusal the rest is still read (within the size limit) so a
 	 * lying blob is reported as what it is, not as bad tar. */
 	char tail[65536];
-	ssize_t n = 0;
-	while (!p.failed && (n = pump_read(&p, tail, sizeof tail)) > 0)
+	while (!p.failed && pump_read(&p, tail, sizeof tail) > 0)
 		;
 	p.s.close(p.s.ctx);
 	sha256_end(&p.h, sum);
@@ -381,7 +380,7 @@ static int get_manifest(struct regclient *g, const char *ref, const char *refere
 static int resolve(struct regclient *g, const char *ref, const struct image_ref *r, const char *arch,
 		   char **body, size_t *len, char digest[DIGEST_LEN + 1], struct failure *f)
 {
-	enum manifest_kind kind;
+	enum manifest_kind kind = MK_MANIFEST;
 	char why[600], offered[512], chosen[DIGEST_LEN + 1];
 	if (get_manifest(g, ref, r->reference, r->is_digest ? r->reference : NULL, body, len, &kind,
 			 digest, f) < 0)

@@ -119,15 +119,22 @@ int host_is_loopback(const char *hp)
 		*c = 0;
 	if (strcasecmp(host, "localhost") == 0)
 		return 1;
-	/* 127.0.0.0/8 as a dotted quad of decimal octets. */
-	unsigned a, b, d, e;
-	char tail;
-	if (sscanf(host, "%3u.%3u.%3u.%3u%c", &a, &b, &d, &e, &tail) != 4)
-		return 0;
-	for (const char *p = host; *p; p++)
-		if (!isdigit((unsigned char)*p) && *p != '.')
+	/* 127.0.0.0/8 as a dotted quad of 1-3 digit decimal octets. */
+	unsigned oct[4];
+	const char *p = host;
+	for (int i = 0; i < 4; i++) {
+		int digits = 0;
+		oct[i] = 0;
+		while (isdigit((unsigned char)*p) && digits < 4) {
+			oct[i] = oct[i] * 10 + (unsigned)(*p++ - '0');
+			digits++;
+		}
+		if (digits == 0 || digits > 3 || oct[i] > 255 || *p != (i < 3 ? '.' : 0))
 			return 0;
-	return a == 127 && b < 256 && d < 256 && e < 256;
+		if (i < 3)
+			p++;
+	}
+	return oct[0] == 127;
 }
 
 int image_ref_parse(const char *ref, struct image_ref *r, const char **why)
