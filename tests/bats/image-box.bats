@@ -13,7 +13,8 @@ setup_file() {
 	registry_push "$FIXTURES/busybox:latest" busybox:oci oci
 	registry_push "$FIXTURES/busybox-user:latest" busybox:user v2s2
 	[ -z "$PY_FIXTURES" ] || registry_push "$PY_FIXTURES/python:latest" python:3 v2s2
-	export REG_PID REG_LOG REG=127.0.0.1:$REG_PORT
+	export REG_PID REG_LOG REG=127.0.0.1:$REG_PORT HAVE_EXTRACTOR
+	HAVE_EXTRACTOR=$(probe_extractor busybox:oci)
 }
 
 teardown_file() {
@@ -49,6 +50,7 @@ key_of() {
 }
 
 @test "box --image pulls once and applies Env and WorkingDir [rootless]" {
+	require_extractor
 	run --separate-stderr kern box b1 --image "$REG/busybox:oci" -- sh -c 'echo "$FIXTURE|$TAB|$PATH"; pwd'
 	assert_status 0
 	[ "${lines[0]}" = "busybox|a	b|/bin" ]
@@ -60,6 +62,7 @@ key_of() {
 }
 
 @test "box --image applies Entrypoint and Cmd; --entrypoint \"\" clears it [rootless]" {
+	require_extractor
 	run --separate-stderr kern box b2 --image "$REG/busybox:user" --user 0
 	assert_status 0
 	[ "$output" = "from-entrypoint default-cmd" ] || { echo "got: $output"; false; }
@@ -72,6 +75,7 @@ key_of() {
 }
 
 @test "box --image applies the image User, resolved in the image's own passwd" {
+	require_extractor
 	require_root
 	grep -q "^root:" /etc/subuid 2>/dev/null || skip "a non-root image User needs a subordinate id range for root in /etc/subuid"
 	run kern box b3 --image "$REG/busybox:user" --entrypoint "" -- id
@@ -80,6 +84,7 @@ key_of() {
 }
 
 @test "a box from the pulled Python image runs python3 -c [rootless]" {
+	require_extractor
 	[ -n "$PY_FIXTURES" ] || skip "the Python fixture needs a root run with debootstrap and the Debian mirror first"
 	run --separate-stderr kern box py --image "$REG/python:3" -- python3 -c 'import sys; print(6 * 7, sys.version_info[0])'
 	assert_status 0
@@ -89,6 +94,7 @@ key_of() {
 }
 
 @test "CONC-5: 8 kern pull plus 8 box --pull missing of one uncached image: each blob fetched once [rootless]" {
+	require_extractor
 	layer=$(curl -s -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
 		"http://$REG/v2/busybox/manifests/oci" | python3 -c 'import json,sys; print(json.load(sys.stdin)["layers"][0]["digest"])')
 	before=$(registry_blob_gets "$layer")
@@ -106,6 +112,7 @@ key_of() {
 }
 
 @test "CONC-6: 4 concurrent box --pull never on a complete entry all run [rootless]" {
+	require_extractor
 	kern pull "$REG/busybox:oci" 2>/dev/null
 	: >"$BATS_TEST_TMPDIR/out"
 	for i in 1 2 3 4; do
@@ -116,6 +123,7 @@ key_of() {
 }
 
 @test "CACHE-4: --pull always while a box uses the old image; gc keeps the retired copy until it ends [rootless]" {
+	require_extractor
 	k=$(key_of "$REG/busybox:oci")
 	kern pull "$REG/busybox:oci" 2>/dev/null
 	kern box c4 -d --image "$REG/busybox:oci" -- sleep 60 >/dev/null

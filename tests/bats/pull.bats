@@ -14,6 +14,8 @@ setup_file() {
 	registry_push "$FIXTURES/busybox-multi:latest" busybox:multi oci --all
 	hostile_start "$BATS_FILE_TMPDIR/hostile"
 	export REG_PORT REG_PID REG_LOG HOSTILE_PORT HOSTILE_PID
+	export HAVE_EXTRACTOR
+	HAVE_EXTRACTOR=$(probe_extractor busybox:oci)
 	export REG=127.0.0.1:$REG_PORT BAD=127.0.0.1:$HOSTILE_PORT
 }
 
@@ -48,6 +50,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "pull of an OCI manifest fills the cache: rootfs, .ok last, .image sidecar [rootless]" {
+	require_extractor
 	run --separate-stderr kern pull "$REG/busybox:oci"
 	assert_status 0
 	[ -z "$output" ]
@@ -67,6 +70,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "pull of a Docker schema-2 manifest [rootless]" {
+	require_extractor
 	run kern pull "$REG/busybox:v2s2"
 	assert_status 0
 	k=$(key_of "$REG/busybox:v2s2")
@@ -76,6 +80,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "an index with several platforms: host arch by default, --platform picks, none lists the arches [rootless]" {
+	require_extractor
 	run kern pull "$REG/busybox:multi"
 	assert_status 0
 	k=$(key_of "$REG/busybox:multi")
@@ -99,6 +104,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "OCI-7: index without linux/host arch lists the arches; attestation entries are skipped [rootless]" {
+	require_extractor
 	run --separate-stderr kern pull --platform amd64 "$BAD/noarch:1"
 	assert_status 1
 	[[ $stderr == *"no linux/amd64 image in the index (it offers linux: arm64, riscv64)" ]]
@@ -107,6 +113,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "a complete entry is used without the registry [rootless]" {
+	require_extractor
 	kern pull "$REG/busybox:oci"
 	before=$(wc -l <"$REG_LOG")
 	run --separate-stderr kern pull "$REG/busybox:oci"
@@ -142,6 +149,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "OCI-3: a digest-pinned manifest with other bytes; an index entry that lies [rootless]" {
+	require_extractor
 	pin=sha256:$(printf '%064d' 7)
 	run --separate-stderr kern pull "$BAD/pinned@$pin"
 	assert_status 1
@@ -156,6 +164,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "OCI-4: diff_id mismatch and diff_id count are refused [rootless]" {
+	require_extractor
 	run --separate-stderr kern pull "$BAD/bad-diffid:1"
 	assert_status 1
 	[[ $stderr =~ error:\ pull:\ layer\ 1\ diff_id\ mismatch\ \(expected\ sha256:[0-9a-f]{64},\ got\ sha256:[0-9a-f]{64}\)\ -\ refusing ]]
@@ -205,6 +214,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "OCI-9: more than 10 redirects refused; a slow drip hits the time limit [rootless]" {
+	require_extractor
 	run --separate-stderr kern pull "$BAD/redirect-loop:1"
 	assert_status 1
 	[[ $stderr == *"more than 10 redirects"* ]]
@@ -219,6 +229,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "OCI-8: realm on another host or on http: credentials withheld with a warning [rootless]" {
+	require_extractor
 	for mode in bearer-otherhost bearer-httprealm; do
 		mkdir -p "$BATS_TEST_TMPDIR/$mode"
 		hostile_start "$BATS_TEST_TMPDIR/$mode" "$mode"
@@ -233,6 +244,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "OCI-8: Basic without credentials exits 1 mentioning authentication; with them it pulls [rootless]" {
+	require_extractor
 	mkdir -p "$BATS_TEST_TMPDIR/basic"
 	hostile_start "$BATS_TEST_TMPDIR/basic" basic
 	run --separate-stderr kern pull "127.0.0.1:$HOSTILE_PORT/good:1"
@@ -257,6 +269,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "OCI-10: no credential on any argv or environ during an authenticated pull [rootless]" {
+	require_extractor
 	mkdir -p "$BATS_TEST_TMPDIR/basic"
 	hostile_start "$BATS_TEST_TMPDIR/basic" basic
 	printf 's3cret-pw\n' | kern login "127.0.0.1:$HOSTILE_PORT" -u kern --password-stdin
@@ -289,6 +302,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "CACHE-1: a missing rootfs, missing .image or leftover temps are re-fetched with a note [rootless]" {
+	require_extractor
 	k=$(key_of "$REG/busybox:oci")
 	kern pull "$REG/busybox:oci"
 	rm -rf "${CACHE:?}/$k"
@@ -309,6 +323,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "CACHE-2: --pull never fails closed on an incomplete entry, uses a complete one [rootless]" {
+	require_extractor
 	run --separate-stderr kern pull --pull never "$REG/busybox:oci"
 	assert_status 1
 	[ "$stderr" = "error: image: image '$REG/busybox:oci' is not usable locally (it needs its rootfs, its sentinel and its config sidecar) and --pull never was given" ]
@@ -326,6 +341,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "CACHE-3, KILL-6: SIGKILL of a pull at 100 random points never leaves .ok without rootfs and .image [rootless]" {
+	require_extractor
 	k=$(key_of "$REG/busybox:v2s2")
 	for i in $(seq 100); do
 		kern pull "$REG/busybox:v2s2" 2>/dev/null &
@@ -346,6 +362,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "KILL-6: a pull killed at each phase (manifest, mid-blob, merge, sidecar, .ok) is repaired by the next pull [rootless]" {
+	require_extractor
 	[ -x "$TREE/build/test/kern" ] || skip "no test build (build/test/kern)"
 	k=$(key_of "$REG/busybox:oci")
 	for phase in pull-fetch pull-manifest pull-blob pull-merge pull-sidecar pull-ok; do
@@ -365,6 +382,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "CACHE-5: symlinks planted at <key>, <key>.lock, <key>.ok are not followed; refused [rootless]" {
+	require_extractor
 	k=$(key_of "$REG/busybox:oci")
 	mkdir -p "$CACHE" "$BATS_TEST_TMPDIR/target"
 	echo keep >"$BATS_TEST_TMPDIR/target/canary"
@@ -381,6 +399,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "CACHE-6: a re-pull of the same digest writes a byte-identical .image; cache root 0700 [rootless]" {
+	require_extractor
 	k=$(key_of "$REG/busybox:oci")
 	kern pull "$REG/busybox:oci"
 	cp "$CACHE/$k.image" "$BATS_TEST_TMPDIR/first"
@@ -393,6 +412,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "CACHE-4: --pull always swaps in a fresh copy; a user of the old one keeps it; gc retires it [rootless]" {
+	require_extractor
 	k=$(key_of "$REG/busybox:oci")
 	kern pull "$REG/busybox:oci"
 	# A process living in the old tree stands in for a box's mounted lower.
@@ -413,6 +433,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "CONC-5: eight concurrent pulls of one uncached image fetch each blob once [rootless]" {
+	require_extractor
 	k=$(key_of "$REG/busybox:v2s2")
 	: >"$BATS_TEST_TMPDIR/rcs"
 	for i in $(seq 8); do
@@ -431,6 +452,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "mirrors: a dead mirror falls back to the registry; mirrors-only never leaves them [rootless]" {
+	require_extractor
 	KERN_REGISTRY_MIRRORS="$REG=http://127.0.0.1:1" run --separate-stderr kern pull "$REG/busybox:oci"
 	assert_status 0
 	[[ $stderr == *"kern: note: mirror http://127.0.0.1:1 failed ("*"); trying the next source"* ]]
@@ -448,6 +470,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "progress: a pipe gets only the note line, KERN_QUIET nothing, a terminal a redrawn line [rootless]" {
+	require_extractor
 	run --separate-stderr kern pull "$REG/busybox:oci"
 	assert_status 0
 	[ "$stderr" = "kern: note: image '$REG/busybox:oci' is not cached; pulling it once" ]
@@ -462,6 +485,7 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 }
 
 @test "kern-pull chains: exec the rest of its argv after the pull [rootless]" {
+	require_extractor
 	run --separate-stderr kern-pull "$REG/busybox:oci" -- /bin/echo chained
 	assert_status 0
 	[ "$output" = chained ]

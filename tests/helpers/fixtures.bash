@@ -129,3 +129,18 @@ hostile_stop() {
 	HOSTILE_PID=
 	return 0
 }
+
+# Until the layer extractor (lib/unpack.h) is linked in, kern fails every
+# layer closed; tests that need a rootfs skip with that reason.
+probe_extractor() {
+	local out
+	out=$(XDG_CACHE_HOME=$(mktemp -d) kern pull "127.0.0.1:$REG_PORT/$1" 2>&1) || true
+	case $out in
+	*"layer extraction is not built into this kern"*) echo no ;;
+	*) echo yes ;;
+	esac
+}
+
+require_extractor() {
+	[ "${HAVE_EXTRACTOR:-yes}" = yes ] || skip "layer extraction (lib/unpack.h, the unpack branch) is not in this build"
+}
