@@ -259,6 +259,32 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 	grep -q 'manifests/1 auth=Basic' "$BATS_TEST_TMPDIR/basic/requests.log"
 }
 
+@test "OCI-8, OCI-9: over https, credentials follow a same-host realm; a redirect to plain http is refused [rootless]" {
+	require_extractor
+	[ -x "$TREE/build/test/kern" ] || skip "no test build (build/test/kern)"
+	d=$BATS_TEST_TMPDIR/tls
+	mkdir -p "$d"
+	tls_material "$d"
+	hostile_start "$d" tls
+	# The test build trusts the throw-away CA and resolves registry.test to
+	# loopback; a release build has neither hook.
+	export KERN_TEST_CA_BUNDLE=$d/ca.pem KERN_TEST_RESOLVE=registry.test:$HOSTILE_PORT:127.0.0.1
+	printf 's3cret-pw\n' | kern login "registry.test:$HOSTILE_PORT" -u kern --password-stdin
+	run --separate-stderr "$TREE/build/test/kern" pull "registry.test:$HOSTILE_PORT/good:1"
+	assert_status 0
+	[[ $stderr != *withholding* ]]
+	grep -q '^GET /token?service=hostile&scope=repository:good:pull auth=Basic' "$d/requests.log"
+	grep -q 'manifests/1 auth=Bearer' "$d/requests.log"
+	run --separate-stderr "$TREE/build/test/kern" pull "registry.test:$HOSTILE_PORT/redirect-http:1"
+	assert_status 1
+	[[ $stderr == *"redirect to plain http (127.0.0.1) refused"* ]]
+	# Without the test CA, the certificate does not verify: refused.
+	KERN_TEST_CA_BUNDLE= run --separate-stderr "$TREE/build/test/kern" pull "registry.test:$HOSTILE_PORT/good:2"
+	hostile_stop
+	assert_status 1
+	[[ $stderr == *"cannot reach the registry"*"certificate"* ]] || { echo "$stderr"; false; }
+}
+
 @test "OCI-8: a 9 MB token is refused [rootless]" {
 	mkdir -p "$BATS_TEST_TMPDIR/bigtoken"
 	hostile_start "$BATS_TEST_TMPDIR/bigtoken" bigtoken

@@ -113,8 +113,10 @@ hostile_start() {
 	HOSTILE_LOG=$dir/hostile.log
 	python3 "$HELPERS/hostile-registry.py" "$HOSTILE_PORT" "$dir" "${2:-plain}" >"$HOSTILE_LOG" 2>&1 </dev/null 3>&- &
 	HOSTILE_PID=$!
+	local scheme=http
+	[ "${2:-}" = tls ] && scheme=https
 	for _ in $(seq 100); do
-		[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HOSTILE_PORT/v2/")" != 000 ] && return 0
+		[ "$(curl -sk -o /dev/null -w '%{http_code}' "$scheme://127.0.0.1:$HOSTILE_PORT/v2/")" != 000 ] && return 0
 		sleep 0.1
 	done
 	cat "$HOSTILE_LOG" >&2
@@ -143,4 +145,17 @@ probe_extractor() {
 
 require_extractor() {
 	[ "${HAVE_EXTRACTOR:-yes}" = yes ] || skip "layer extraction (lib/unpack.h, the unpack branch) is not in this build"
+}
+
+# tls_material DIR: a throw-away CA and a certificate for registry.test
+# signed by it (DIR/ca.pem, DIR/cert.pem, DIR/key.pem).
+tls_material() {
+	local d=$1
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=kern-test-ca \
+		-keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null &&
+	openssl req -newkey rsa:2048 -nodes -subj /CN=registry.test -keyout "$d/key.pem" \
+		-out "$d/req.pem" 2>/dev/null &&
+	printf 'subjectAltName=DNS:registry.test\n' >"$d/ext" &&
+	openssl x509 -req -in "$d/req.pem" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+		-days 2 -extfile "$d/ext" -out "$d/cert.pem" 2>/dev/null
 }

@@ -10,6 +10,9 @@ MODE decides the /v2/ challenge:
   bearer-httprealm  Bearer realm on plain http
   basic             Basic: every request needs the credentials kern:s3cret-pw
   bigtoken          Bearer whose token response is 9 MB
+  tls               https with DIR/cert.pem and DIR/key.pem, Bearer realm on
+                    its own https host (credentials may follow); the repo
+                    redirect-http redirects its layer to plain http
 
 The repository name picks the lie (see REPOS below); `good` is a valid
 one-layer image used as the positive control.
@@ -136,6 +139,7 @@ add("attest", index([{"mediaType": "application/vnd.oci.image.manifest.v1+json",
                       "platform": {"os": "linux", "architecture": "amd64"}}]))
 add("redirect-loop", GOOD)
 add("redirect-ok", GOOD)
+add("redirect-http", GOOD)
 
 
 class H(BaseHTTPRequestHandler):
@@ -160,7 +164,7 @@ class H(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         if MODE == "basic":
             return auth == BASIC
-        if MODE in ("bearer-otherhost", "bearer-httprealm", "bigtoken"):
+        if MODE in ("bearer-otherhost", "bearer-httprealm", "bigtoken", "tls"):
             return auth == "Bearer anon-token"
         return True
 
@@ -168,6 +172,8 @@ class H(BaseHTTPRequestHandler):
         host = "localhost" if MODE == "bearer-otherhost" else "127.0.0.1"
         if MODE == "basic":
             h = 'Basic realm="hostile"'
+        elif MODE == "tls":
+            h = 'Bearer realm="https://registry.test:%d/token",service="hostile"' % PORT
         else:
             h = 'Bearer realm="http://%s:%d/token",service="hostile"' % (host, PORT)
         self.send(401, b'{"errors":[{"code":"UNAUTHORIZED"}]}', headers={"WWW-Authenticate": h})
@@ -176,7 +182,7 @@ class H(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         with LOCK:
             LOG.write("GET %s auth=%s\n" % (self.path, auth.split(" ")[0] if auth else "none"))
-            if auth.startswith("Basic") and auth != BASIC:
+            if auth.startswith("Basic") and auth != BASIC and MODE != "tls":
                 LOG.write("BAD-BASIC\n")
         p = self.path.split("?")[0]
         if p.startswith("/token"):
@@ -216,6 +222,8 @@ class H(BaseHTTPRequestHandler):
         if kind == "blobs":
             if repo == "redirect-loop" and ref == sha(LAYER):
                 return self.send(307, b"", headers={"Location": self.path})
+            if repo == "redirect-http" and ref == sha(LAYER):
+                return self.send(307, b"", headers={"Location": "http://127.0.0.1:%d/v2/good/blobs/%s" % (PORT, ref)})
             if repo == "redirect-ok" and ref == sha(LAYER) and "hop" not in self.path:
                 return self.send(307, b"", headers={"Location": "/v2/redirect-ok/blobs/%s?hop=1" % ref})
             body = LIE_BLOB.get(ref, BLOBS.get(ref))
@@ -238,4 +246,10 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
-Server(("127.0.0.1", PORT), H).serve_forever()
+srv = Server(("127.0.0.1", PORT), H)
+if MODE == "tls":
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(os.path.join(DIR, "cert.pem"), os.path.join(DIR, "key.pem"))
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+srv.serve_forever()
