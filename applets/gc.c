@@ -1,14 +1,28 @@
 /* kern-gc: remove retired image copies and staging no box uses */
+#include <stddef.h>
+
 #include "applet.h"
+#include "diag.h"
+#include "imggc.h"
 
 static const char usage[] =
-"usage: kern gc\n";
+"usage: kern gc\n"
+"\n"
+"Remove what the image cache no longer needs: copies retired by\n"
+"`--pull always` (<key>.old-<pid>) that no box record names, copies and\n"
+"temporary files left by pulls that died (<key>.pull-<pid>, .kern-tmp-*),\n"
+"and staging left inside incomplete entries whose pull lock is free.\n"
+"Complete entries and anything a live box uses are never touched.\n";
 
 static int gc_main(int argc, char **argv)
 {
-	(void)argc;
 	(void)argv;
-	return applet_not_built("gc");
+	if (argc > 1) {
+		fatal("image", "kern gc takes no arguments");
+		return EXIT_CLI;
+	}
+	image_gc();
+	return 0;
 }
 
 APPLET(gc, "remove retired image copies and staging no box uses", usage, gc_main);

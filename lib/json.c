@@ -40,6 +40,25 @@ static int key_cmp(const void *a, const void *b, void *ctx)
 	return c ? c : lx - ly;
 }
 
+/* jsmn's strict mode still lets some malformed objects through
+ * ({"a":"b","c"}: a key without a value). With parent links the shape is
+ * checkable: object members are string keys holding exactly one value,
+ * and nothing else sits directly in an object. */
+static int structure_ok(const struct json *j)
+{
+	for (int i = 0; i < j->ntok; i++) {
+		const jsmntok_t *t = &j->tok[i];
+		int in_object = t->parent >= 0 && t->parent < j->ntok &&
+				j->tok[t->parent].type == JSMN_OBJECT;
+		int is_key = t->type == JSMN_STRING && t->size == 1;
+		if (in_object != is_key)
+			return 0;
+		if (t->type == JSMN_STRING && t->size > 1)
+			return 0;
+	}
+	return 1;
+}
+
 static int no_duplicate_keys(const struct json *j)
 {
 	int *keys = malloc(sizeof(int) * (size_t)(j->ntok + 1));
@@ -51,6 +70,10 @@ static int no_duplicate_keys(const struct json *j)
 			continue;
 		int n = 0, k = o + 1;
 		for (int m = 0; m < j->tok[o].size; m++) {
+			if (k >= j->ntok) {
+				ok = 0;
+				break;
+			}
 			keys[n++] = k;
 			k = json_skip(j, k + 1);
 		}
@@ -104,6 +127,11 @@ int json_parse(struct json *j, const char *js, size_t len, size_t max_bytes, int
 			*why = "invalid JSON";
 			return -1;
 		}
+	if (!structure_ok(j)) {
+		json_free(j);
+		*why = "invalid JSON";
+		return -1;
+	}
 	if (!no_duplicate_keys(j)) {
 		json_free(j);
 		*why = "duplicate key";
