@@ -53,7 +53,7 @@ static ssize_t file_read(void *ctx, void *buf, size_t len)
 
 static void hex32(const unsigned char d[32], char out[65])
 {
-	for (int i = 0; i < 32; i++)
+	for (size_t i = 0; i < 32; i++)
 		snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
 
@@ -132,8 +132,11 @@ static int unpack_main(int argc, char **argv)
 		return EXIT_CLI;
 	}
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat sb;
 	if (dfd < 0) {
-		fatal("image", "open '%s': %s", dir, errno == ELOOP ? "it is a symlink" : strerror(errno));
+		int e = errno;
+		int link = lstat(dir, &sb) == 0 && S_ISLNK(sb.st_mode);
+		fatal("image", "open '%s': %s", dir, link ? "it is a symlink" : strerror(e));
 		return EXIT_CLI;
 	}
 	/* One layer at a time per directory, like the per-image pull lock. */

@@ -44,13 +44,7 @@ static char *join(const char *dir, const char *name)
 	char *p = malloc(a + b + 2);
 	if (!p)
 		return NULL;
-	if (a) {
-		memcpy(p, dir, a);
-		p[a] = '/';
-		memcpy(p + a + 1, name, b + 1);
-	} else {
-		memcpy(p, name, b + 1);
-	}
+	snprintf(p, a + b + 2, "%s%s%s", dir, a ? "/" : "", name);
 	return p;
 }
 
@@ -95,9 +89,10 @@ static int open_rootfs_dir(struct commit *c, const char *path, struct grants *g)
 		return fd;
 	if (fd >= 0)
 		close(fd);
-	else if (errno != EACCES)
+	else if (errno == ENOENT)
 		return -1;
-	/* Walk it, granting as we go. */
+	/* Walk it, granting as we go; the walk also tells a symlink (ELOOP)
+	 * from a file (ENOTDIR), which O_DIRECTORY|O_NOFOLLOW does not. */
 	char *copy = strdup(path);
 	if (!copy)
 		return -1;

@@ -25,7 +25,7 @@
 #include "unpack.h"
 
 #define GiB (1024ULL * 1024 * 1024)
-#define CHUNK (256 * 1024)
+#define CHUNK ((size_t)256 * 1024)
 #define MAX_LINKS 40	/* symlink expansions, as the kernel allows */
 
 const struct unpack_limits unpack_default_limits = {
@@ -118,11 +118,16 @@ enum reach {
 	REACH_THROUGH,		/* passes through a symlink that escapes */
 };
 
+/* Only "." and empty components left: the path ends where it is. */
 static int trivial_rest(const char *p)
 {
-	for (; *p; p++)
-		if (*p != '/' && *p != '.')
+	while (*p) {
+		const char *e = strchrnul(p, '/');
+		size_t n = (size_t)(e - p);
+		if (n > 1 || (n == 1 && *p != '.'))
 			return 0;
+		p = *e ? e + 1 : e;
+	}
 	return 1;
 }
 
@@ -571,23 +576,19 @@ static int do_hardlink(struct stage *st, struct archive_entry *e, const char *me
 			    "extracted earlier from this layer", member, raw);
 	}
 	int pfd = parent_of(st, member, &base);
-	int rc = 0;
-	if (pfd < 0) {
-		rc = -1;
-	} else if (linkat(tfd, tbase, pfd, base, 0) < 0) {
+	int rc = pfd < 0 ? -1 : 0;
+	if (rc == 0 && linkat(tfd, tbase, pfd, base, 0) < 0) {
+		int err = errno;
 		struct stat dsb;
-		if (errno != EEXIST) {
-			rc = fail(st, "link '%.300s' in staging: %s", member, strerror(errno));
-		} else if (fstatat(pfd, base, &dsb, AT_SYMLINK_NOFOLLOW) == 0 &&
-			   dsb.st_ino == tsb.st_ino && dsb.st_dev == tsb.st_dev) {
+		if (err == EEXIST && fstatat(pfd, base, &dsb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    dsb.st_ino == tsb.st_ino && dsb.st_dev == tsb.st_dev)
 			rc = 0;	/* already that file */
-		} else if (clear_name(st, pfd, base, member, 0) < 0) {
+		else if (err == EEXIST && (clear_name(st, pfd, base, member, 0) < 0 ||
+					   (pfd = parent_of(st, member, &base)) < 0))
 			rc = -1;
-		} else if ((pfd = parent_of(st, member, &base)) < 0) {
-			rc = -1;
-		} else if (linkat(tfd, tbase, pfd, base, 0) < 0) {
-			rc = fail(st, "link '%.300s' in staging: %s", member, strerror(errno));
-		}
+		else if (err != EEXIST || linkat(tfd, tbase, pfd, base, 0) < 0)
+			rc = fail(st, "link '%.300s' in staging: %s", member,
+				  strerror(err != EEXIST ? err : errno));
 	}
 	if (dl)
 		close(tfd);
@@ -764,8 +765,9 @@ static int finish_tree(struct stage *st)
 		info = dirmap_get(st->dirs, paths[i]);
 		int fd = tree_open(st->stg, paths[i], O_RDONLY | O_DIRECTORY);
 		if (fd < 0) {
+			fail(st, "open directory '%.300s' in staging: %s", paths[i], strerror(errno));
 			free(paths);
-			return fail(st, "open directory '%.300s' in staging: %s", paths[i], strerror(errno));
+			return -1;
 		}
 		struct timespec ts[2] = {{0, UTIME_OMIT}, {0, UTIME_OMIT}};
 		if (!info->implicit && info->mtime_set) {
@@ -776,8 +778,9 @@ static int finish_tree(struct stage *st)
 		int err = errno;
 		close(fd);
 		if (rc < 0) {
+			fail(st, "set mode of directory '%.300s': %s", paths[i], strerror(err));
 			free(paths);
-			return fail(st, "set mode of directory '%.300s': %s", paths[i], strerror(err));
+			return -1;
 		}
 		if (info->implicit && record(st, 'I', paths[i]) < 0) {
 			free(paths);

@@ -14,7 +14,7 @@
 #include "unpack.h"
 
 #define TAR_BLOCK 512
-#define TAR_META_MAX (1024 * 1024)	/* an L/K/x/g record over 1 MiB is refused */
+#define TAR_META_MAX ((size_t)1 << 20)	/* an L/K/x/g record over 1 MiB is refused */
 #define TAR_ZERO_BLOCKS_MAX 4096	/* zero blocks allowed at the end */
 
 /* One member as the raw pass framed it. */

@@ -121,13 +121,7 @@ static int push(struct stack *s, const char *dir, const char *name)
 	char *p = malloc(a + b + 2);
 	if (!p)
 		return -1;
-	if (a) {
-		memcpy(p, dir, a);
-		p[a] = '/';
-		memcpy(p + a + 1, name, b + 1);
-	} else {
-		memcpy(p, name, b + 1);
-	}
+	snprintf(p, a + b + 2, "%s%s%s", dir, a ? "/" : "", name);
 	s->v[s->n++] = p;
 	return 0;
 }
@@ -180,8 +174,10 @@ static int remove_dir(int base, const char *path)
 {
 	struct stack s = {0};
 	int rc = 0, stuck = 0;
-	if (push(&s, "", path) < 0)
+	if (push(&s, "", path) < 0) {
+		free(s.v);
 		return -1;
+	}
 	while (s.n) {
 		char *top = s.v[s.n - 1];
 		int pushed = empty_one(base, top, &s);

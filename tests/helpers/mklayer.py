@@ -4,6 +4,7 @@ section 9, TAR-1..TAR-10).
 
   mklayer.py [-z gzip|none] [-o FILE] [--format pax|gnu|ustar] ENTRY...
   mklayer.py [-z gzip|none] [-o FILE] case NAME [ARG]
+  mklayer.py batch DIR < LINES
   mklayer.py list
 
 Ordinary members are built with Python's tarfile; ENTRY is KIND:PATH[:ARG[:MODE]]
@@ -12,10 +13,13 @@ h (hardlink, ARG = target), c / b (char / block device), p (FIFO); MODE is
 octal. The malformed cases are hand-built 512-byte headers. Huge and endless
 cases are generated as a stream: pipe them into kern-unpack, never to disk.
 Output goes to stdout unless -o is given; a reader that stops early (the
-point of the bomb cases) ends the generator quietly.
+point of the bomb cases) ends the generator quietly. `batch` writes many
+layers in one run (Python starts slowly on a loaded machine): each input
+line is `NAME ARGS...` (shell words), ARGS as for a single layer.
 """
 import io
 import os
+import shlex
 import sys
 import tarfile
 import zlib
@@ -226,6 +230,15 @@ def case_typeflag(arg):
     yield member(b"odd", b"", typeflag=(arg or "V").encode()) + END
 
 
+def case_xattr(arg):
+    """A file carrying a file capability and a user xattr in PAX records."""
+    cap = bytes([0, 0, 0, 2, 0, 0x20, 0, 0, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+    yield (pax([(b"SCHILY.xattr.security.capability", cap),
+                (b"SCHILY.xattr.user.kern", b"planted"),
+                (b"SCHILY.xattr.trusted.overlay.opaque", b"y")]) +
+           member(b"ping", b"#!/bin/sh\n", mode=0o755) + END)
+
+
 def case_fifo(arg):
     yield header(b"fifo", b"6") + END
 
@@ -367,27 +380,46 @@ def gzip_stream(chunks):
     yield z.flush()
 
 
-def main(argv):
-    out, codec, fmt = None, "none", "pax"
+def layer_chunks(argv):
+    """The compressed chunks of one layer described by argv."""
+    codec, fmt = "none", "pax"
     while argv and argv[0].startswith("-"):
         opt = argv.pop(0)
-        if opt == "-o":
-            out = argv.pop(0)
-        elif opt == "-z":
+        if opt == "-z":
             codec = argv.pop(0)
         elif opt == "--format":
             fmt = argv.pop(0)
         else:
             sys.exit("mklayer.py: unknown option " + opt)
-    if argv and argv[0] == "list":
-        print("\n".join(sorted(CASES)))
-        return 0
     if argv and argv[0] == "case":
         chunks = CASES[argv[1]](argv[2] if len(argv) > 2 else None)
     else:
         chunks = iter([tarfile_bytes(argv, fmt)])
-    if codec == "gzip":
-        chunks = gzip_stream(chunks)
+    return gzip_stream(chunks) if codec == "gzip" else chunks
+
+
+def main(argv):
+    out = None
+    if len(argv) >= 2 and argv[0] == "-o":
+        out = argv[1]
+        argv = argv[2:]
+    if argv and argv[0] == "list":
+        print("\n".join(sorted(CASES)))
+        return 0
+    if argv and argv[0] == "batch":
+        for line in sys.stdin:
+            words = shlex.split(line)
+            if not words:
+                continue
+            with open(os.path.join(argv[1], words[0]), "wb") as f:
+                for c in layer_chunks(words[1:]):
+                    f.write(c)
+        return 0
+    if "-o" in argv[:4]:
+        i = argv.index("-o")
+        out = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
+    chunks = layer_chunks(argv)
     sink = open(out, "wb") if out else sys.stdout.buffer
     try:
         for c in chunks:
