@@ -24,6 +24,10 @@
 struct commit {
 	int root, stg;
 	struct dirmap *implicit;	/* staging directories no member asked for */
+	struct dirmap *whiteout;	/* paths a whiteout deletes */
+	struct dirmap *opaque;		/* directories an opaque marker empties */
+	char *rec;			/* the records, as read */
+	size_t rec_len;
 	char *why;
 	size_t whylen;
 };
@@ -37,6 +41,8 @@ static int fail(struct commit *c, const char *fmt, ...)
 	va_end(ap);
 	return -1;
 }
+
+static int gone(const struct commit *c, const char *path);
 
 static char *join(const char *dir, const char *name)
 {
@@ -56,15 +62,16 @@ struct grant {
 };
 
 struct grants {
+	int base;		/* the tree the paths are in */
 	struct grant *v;
 	size_t n, cap;
 };
 
-static void grants_restore(struct commit *c, struct grants *g)
+static void grants_restore(struct grants *g)
 {
 	while (g->n) {
 		struct grant *x = &g->v[--g->n];
-		int fd = tree_open(c->root, x->path, O_RDONLY | O_DIRECTORY);
+		int fd = tree_open(g->base, x->path, O_RDONLY | O_DIRECTORY);
 		if (fd >= 0) {
 			struct timespec ts[2] = {{0, UTIME_OMIT}, x->mtime};
 			futimens(fd, ts);
@@ -78,12 +85,13 @@ static void grants_restore(struct commit *c, struct grants *g)
 	g->cap = 0;
 }
 
-/* Open a directory of the rootfs for changing its entries, granting the
+/* Open a directory below g->base for changing its entries, granting the
  * owner search on every parent and rwx on it where they are missing.
- * -1 with errno: ELOOP/ENOTDIR when a component is a symlink, ENOENT. */
-static int open_rootfs_dir(struct commit *c, const char *path, struct grants *g)
+ * -1 with errno: ELOOP when a component is a symlink, ENOTDIR when it is
+ * another non-directory, ENOENT. */
+static int open_dir_granted(const char *path, struct grants *g)
 {
-	int fd = tree_open(c->root, path, O_RDONLY | O_DIRECTORY);
+	int fd = tree_open(g->base, path, O_RDONLY | O_DIRECTORY);
 	struct stat sb;
 	if (fd >= 0 && fstat(fd, &sb) == 0 && (sb.st_mode & 0700) == 0700)
 		return fd;
@@ -97,7 +105,7 @@ static int open_rootfs_dir(struct commit *c, const char *path, struct grants *g)
 	if (!copy)
 		return -1;
 	size_t n = strlen(copy);
-	int cur = openat(c->root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int cur = openat(g->base, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (size_t i = 0; cur >= 0 && i <= n; i++) {
 		if (copy[i] != '/' && copy[i] != 0)
 			continue;
@@ -169,12 +177,12 @@ static int keep_reserved(const char *name)
 /* .wh..wh..opq: empty the rootfs directory except .kern-* names. */
 static int apply_opaque(struct commit *c, const char *dir)
 {
-	struct grants g = {0};
-	int fd = open_rootfs_dir(c, dir, &g), rc = 0;
+	struct grants g = {.base = c->root};
+	int fd = open_dir_granted(dir, &g), rc = 0;
 	if (fd < 0) {
 		int e = errno;
-		grants_restore(c, &g);
-		if (e == ENOENT || e == ENOTDIR)
+		grants_restore(&g);
+		if (e == ENOENT || e == ENOTDIR || (e == ELOOP && gone(c, dir)))
 			return 0;	/* nothing below to hide */
 		if (e == ELOOP)
 			return fail(c, "layer writes through a symlink: opaque directory '%.300s'", dir);
@@ -183,7 +191,7 @@ static int apply_opaque(struct commit *c, const char *dir)
 	if (rmtree_children(fd, keep_reserved) < 0)
 		rc = fail(c, "clear opaque directory '%.300s': %s", dir, strerror(errno));
 	close(fd);
-	grants_restore(c, &g);
+	grants_restore(&g);
 	return rc;
 }
 
@@ -199,13 +207,14 @@ static int apply_whiteout(struct commit *c, const char *path)
 		*slash = 0;
 	else
 		dir[0] = 0;
-	struct grants g = {0};
-	int fd = open_rootfs_dir(c, dir, &g), rc = 0;
+	struct grants g = {.base = c->root};
+	int fd = open_dir_granted(dir, &g), rc = 0;
 	if (fd < 0) {
 		int e = errno;
-		grants_restore(c, &g);
+		grants_restore(&g);
+		int nothing = e == ENOENT || e == ENOTDIR || (e == ELOOP && gone(c, dir));
 		free(dir);
-		if (e == ENOENT || e == ENOTDIR)
+		if (nothing)
 			return 0;
 		if (e == ELOOP)
 			return fail(c, "layer writes through a symlink: whiteout '%.300s'", path);
@@ -214,7 +223,7 @@ static int apply_whiteout(struct commit *c, const char *path)
 	if (rmtree_at(fd, name) < 0)
 		rc = fail(c, "apply whiteout '%.300s': %s", path, strerror(errno));
 	close(fd);
-	grants_restore(c, &g);
+	grants_restore(&g);
 	free(dir);
 	return rc;
 }
@@ -519,9 +528,8 @@ static int merge_tree(struct commit *c)
 	return rc;
 }
 
-/* Read .kern-layer; apply opaque dirs and whiteouts; collect implicit
- * directories for the merge. */
-static int apply_records(struct commit *c)
+/* Read .kern-layer into c->rec and the three sets. */
+static int read_records(struct commit *c)
 {
 	int fd = openat(c->stg, STAGING_RECORDS, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat sb;
@@ -545,24 +553,193 @@ static int apply_records(struct commit *c)
 		return fail(c, "read the layer records: %s", buf ? "short read" : "out of memory");
 	}
 	buf[got] = 0;
-	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < got;) {
+	c->rec = buf;
+	c->rec_len = got;
+	for (size_t i = 0; i < got;) {
 		char tag = buf[i];
 		const char *path = buf + i + 1;
 		size_t n = strnlen(path, got - i - 1);
-		if (i + 1 + n >= got || (tag != 'O' && tag != 'W' && tag != 'I')) {
-			rc = fail(c, "corrupt layer records in staging");
-			break;
+		if (i + 1 + n >= got || (tag != 'O' && tag != 'W' && tag != 'I'))
+			return fail(c, "corrupt layer records in staging");
+		struct dirmap *set = tag == 'O' ? c->opaque : tag == 'W' ? c->whiteout : c->implicit;
+		if (!dirmap_put(set, path))
+			return fail(c, "out of memory");
+		i += n + 2;
+	}
+	return 0;
+}
+
+/* Will path be gone from the rootfs once the whiteouts are applied? */
+static int gone(const struct commit *c, const char *path)
+{
+	char *p = strdup(path);
+	int out = 0;
+	if (!p)
+		return 0;
+	size_t n = strlen(p);
+	for (size_t i = 0; i <= n && !out; i++) {
+		if (p[i] != '/' && p[i] != 0)
+			continue;
+		char save = p[i];
+		p[i] = 0;
+		if (dirmap_get(c->whiteout, p))
+			out = 1;
+		p[i] = save;
+	}
+	/* Under an opaque directory: gone unless a .kern- name right below. */
+	for (size_t i = 0; i <= n && !out; i++) {
+		if (i != 0 && p[i] != '/')
+			continue;
+		char save = p[i];
+		p[i] = 0;
+		int opq = dirmap_get(c->opaque, p) != NULL;
+		p[i] = save;
+		if (!opq || (i == 0 && !*p) || i >= n)
+			continue;
+		const char *child = i ? p + i + 1 : p;
+		if (!member_name_reserved(child, strcspn(child, "/")))
+			out = 1;
+	}
+	free(p);
+	return out;
+}
+
+/* Would a whiteout or opaque marker on dir (in the rootfs) go through a
+ * symlink? Walks without changing anything. */
+static int check_reachable(struct commit *c, const char *dir, const char *what, const char *path)
+{
+	char *p = strdup(dir);
+	int rc = 0;
+	if (!p)
+		return fail(c, "out of memory");
+	size_t n = strlen(p);
+	for (size_t i = 0; i <= n && *p; i++) {
+		if (p[i] != '/' && p[i] != 0)
+			continue;
+		char save = p[i];
+		p[i] = 0;
+		struct stat sb;
+		char *slash = strrchr(p, '/');
+		struct grants g = {.base = c->root};
+		int pfd = slash ? (*slash = 0, open_dir_granted(p, &g)) : openat(c->root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (slash)
+			*slash = '/';
+		int st = pfd >= 0 ? fstatat(pfd, slash ? slash + 1 : p, &sb, AT_SYMLINK_NOFOLLOW) : -1;
+		if (pfd >= 0)
+			close(pfd);
+		grants_restore(&g);
+		if (st < 0 || gone(c, p) || !S_ISDIR(sb.st_mode)) {
+			if (st == 0 && !gone(c, p) && S_ISLNK(sb.st_mode))
+				rc = fail(c, "layer writes through a symlink: %s '%.300s'", what, path);
+			break;	/* nothing there: the marker has nothing to hide */
 		}
+		p[i] = save;
+	}
+	free(p);
+	return rc;
+}
+
+/* Check the whole merge before changing anything, so a refused layer
+ * leaves the rootfs as it was: every marker's directory and every
+ * directory only implied by deeper members must be a real directory of
+ * the rootfs (or absent, or about to be whited out). */
+static int check_merge(struct commit *c)
+{
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < c->rec_len;) {
+		char tag = c->rec[i];
+		const char *path = c->rec + i + 1;
+		i += strlen(path) + 2;
+		if (tag == 'O') {
+			rc = check_reachable(c, path, "opaque directory", path);
+		} else if (tag == 'W') {
+			char *dir = strdup(path);
+			if (!dir)
+				return fail(c, "out of memory");
+			char *slash = strrchr(dir, '/');
+			if (slash) {
+				*slash = 0;
+				rc = check_reachable(c, dir, "whiteout", path);
+			}
+			free(dir);
+		}
+	}
+	struct names todo = {0};
+	if (rc == 0 && (todo.v = malloc(sizeof *todo.v)) && (todo.v[0] = strdup(""))) {
+		todo.n = 1;
+		todo.cap = 1;
+	} else if (rc == 0) {
+		rc = fail(c, "out of memory");
+	}
+	while (rc == 0 && todo.n) {
+		char *rel = todo.v[--todo.n];
+		struct grants gs = {.base = c->stg}, gr = {.base = c->root};
+		struct names names = {0};
+		int sfd = open_dir_granted(rel, &gs);
+		int rfd = open_dir_granted(rel, &gr);
+		if (sfd < 0 || rfd < 0 || list_names(sfd, !*rel, &names) < 0)
+			rc = fail(c, "open '%.300s' to merge: %s", *rel ? rel : ".", strerror(errno));
+		for (size_t k = 0; rc == 0 && k < names.n; k++) {
+			struct stat sb, rb;
+			char *child = join(rel, names.v[k]);
+			if (!child) {
+				rc = fail(c, "out of memory");
+				break;
+			}
+			if (fstatat(sfd, names.v[k], &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(sb.st_mode) ||
+			    gone(c, child) || fstatat(rfd, names.v[k], &rb, AT_SYMLINK_NOFOLLOW) < 0) {
+				free(child);	/* a non-directory, or nothing there to meet */
+				continue;
+			}
+			int implied = dirmap_get(c->implicit, child) != NULL;
+			if (S_ISDIR(rb.st_mode)) {
+				if (todo.n == todo.cap) {
+					size_t cap = todo.cap * 2;
+					char **v = realloc(todo.v, cap * sizeof *v);
+					if (!v) {
+						free(child);
+						rc = fail(c, "out of memory");
+						break;
+					}
+					todo.v = v;
+					todo.cap = cap;
+				}
+				todo.v[todo.n++] = child;
+				continue;
+			}
+			if (implied && S_ISLNK(rb.st_mode))
+				rc = fail(c, "layer writes through a symlink: '%.300s' is a symlink in an earlier layer",
+					  child);
+			else if (implied)
+				rc = fail(c, "layer writes under '%.300s', which an earlier layer made a non-directory",
+					  child);
+			free(child);
+		}
+		names_free(&names);
+		if (sfd >= 0)
+			close(sfd);
+		if (rfd >= 0)
+			close(rfd);
+		grants_restore(&gr);
+		grants_restore(&gs);
+		free(rel);
+	}
+	names_free(&todo);
+	return rc;
+}
+
+static int apply_markers(struct commit *c)
+{
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < c->rec_len;) {
+		char tag = c->rec[i];
+		const char *path = c->rec + i + 1;
+		i += strlen(path) + 2;
 		if (tag == 'O')
 			rc = apply_opaque(c, path);
 		else if (tag == 'W')
 			rc = apply_whiteout(c, path);
-		else if (!dirmap_put(c->implicit, path))
-			rc = fail(c, "out of memory");
-		i += n + 2;
 	}
-	free(buf);
 	return rc;
 }
 
@@ -576,12 +753,21 @@ int unpack_commit(int rootfs_fd, int index, const char *hex, char *why, size_t w
 	if (c.stg < 0)
 		return fail(&c, "layer %d is not staged (%s: %s)", index, name, strerror(errno));
 	c.implicit = dirmap_new();
-	int rc = c.implicit ? 0 : fail(&c, "out of memory");
+	c.whiteout = dirmap_new();
+	c.opaque = dirmap_new();
+	int rc = c.implicit && c.whiteout && c.opaque ? 0 : fail(&c, "out of memory");
 	if (rc == 0)
-		rc = apply_records(&c);
+		rc = read_records(&c);
+	if (rc == 0)
+		rc = check_merge(&c);
+	if (rc == 0)
+		rc = apply_markers(&c);
 	if (rc == 0)
 		rc = merge_tree(&c);
 	dirmap_free(c.implicit);
+	dirmap_free(c.whiteout);
+	dirmap_free(c.opaque);
+	free(c.rec);
 	close(c.stg);
 	if (rmtree_at(rootfs_fd, name) < 0 && rc == 0)
 		rc = fail(&c, "remove staging directory %s: %s", name, strerror(errno));

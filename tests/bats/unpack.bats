@@ -515,6 +515,19 @@ mode_of() { stat -c %a "$ROOT/$1"; }
 	[ -L "$ROOT/etc" ]
 }
 
+@test "TAR-9: a layer refused at the merge changes nothing, not even its whiteouts [rootless]" {
+	$MKLAYER -o "$G/l1.tar" "l:etc:$W/outside" d:keep f:keep/a:a f:zz:z
+	extracts "$G/l1.tar"
+	$MKLAYER -o "$G/l2.tar" f:.wh.keep: f:zz/.wh..wh..opq: f:aaa:new d:keep2 f:keep2/b:b f:etc/passwd:evil
+	refused "$G/l2.tar" "layer writes through a symlink: 'etc' is a symlink in an earlier layer"
+	[ -f "$ROOT/keep/a" ] && [ ! -e "$ROOT/aaa" ] && [ ! -e "$ROOT/keep2" ]
+	# A whiteout of the symlink in the same layer makes the write legal.
+	$MKLAYER -o "$G/l3.tar" f:.wh.etc: f:etc/passwd:mine
+	extracts "$G/l3.tar"
+	[ -d "$ROOT/etc" ] && [ ! -L "$ROOT/etc" ] && [ "$(cat "$ROOT/etc/passwd")" = mine ]
+	[ "$(ls "$W/outside")" = keep ]
+}
+
 @test "TAR-9: a directory entry replaces an earlier symlink, never writing through it [rootless]" {
 	$MKLAYER -o "$G/etc-link.tar" "l:etc:$W/outside"
 	extracts "$G/etc-link.tar"
