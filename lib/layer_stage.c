@@ -376,7 +376,7 @@ static int clear_name(struct stage *st, int pfd, const char *base, const char *m
 		if (keep_dir)
 			return 0;
 		drop_cache(st);
-		if (rmtree_at(pfd, base) < 0)
+		if (tree_rm_at(pfd, base) < 0)
 			return fail(st, "remove '%.300s' in staging: %s", member, strerror(errno));
 		dirmap_remove_under(st->dirs, member);
 		return 0;
@@ -900,7 +900,7 @@ int unpack_stage(const struct layer_reader *r, int rootfs_fd, int index, const c
 	st.umask_blocks_owner = (current_umask() & 0700) != 0;
 
 	/* A leftover of a killed pull goes first. */
-	if (rmtree_at(rootfs_fd, name) < 0 || mkdirat(rootfs_fd, name, 0700) < 0) {
+	if (tree_rm_at(rootfs_fd, name) < 0 || mkdirat(rootfs_fd, name, 0700) < 0) {
 		fail(&st, "create staging directory %s: %s", name, strerror(errno));
 		return -1;
 	}
@@ -930,7 +930,7 @@ out:
 		close(st.stg);
 	if (rc < 0) {
 		int saved = errno;
-		rmtree_at(rootfs_fd, name);
+		tree_rm_at(rootfs_fd, name);
 		errno = saved;
 	}
 	return rc;
@@ -940,5 +940,5 @@ void unpack_abort(int rootfs_fd, int index, const char *hex)
 {
 	char name[STAGING_NAME_MAX], why[160];
 	if (staging_name(index, hex, name, sizeof name, why, sizeof why) == 0)
-		rmtree_at(rootfs_fd, name);
+		tree_rm_at(rootfs_fd, name);
 }
