@@ -864,11 +864,13 @@ static mode_t current_umask(void)
 {
 	char line[128];
 	FILE *f = fopen("/proc/self/status", "re");
-	unsigned um = 0;
+	unsigned long um = 0;
 	int found = 0;
 	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "Umask: %o", &um) == 1) {
-			found = 1;
+		if (strncmp(line, "Umask:", 6) == 0) {
+			char *end;
+			um = strtoul(line + 6, &end, 8);
+			found = end != line + 6 && um <= 0777;
 			break;
 		}
 	if (f)
