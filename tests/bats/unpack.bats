@@ -229,6 +229,29 @@ mode_of() { stat -c %a "$ROOT/$1"; }
 	[ -f "$ROOT/dir/sub/b" ]
 }
 
+@test "a kern-unpack killed mid-layer leaves staging that the next run removes [rootless]" {
+	extracts "$L/base.tar"
+	before=$(root_state)
+	# The layer arrives through a FIFO we keep open: kern-unpack waits for
+	# more, mid-layer, until it is killed.
+	mkfifo "$G/fifo"
+	kern-unpack "$G/fifo" "$ROOT" &
+	pid=$!
+	exec 4>"$G/fifo"
+	head -c 3072 "$L/l1-x.tar" >&4
+	for _ in $(seq 100); do
+		ls -A "$ROOT" | grep -q '^\.kern-stg-' && break
+		sleep 0.1
+	done
+	kill -KILL "$pid"
+	wait "$pid" || true
+	exec 4>&-
+	ls -A "$ROOT" | grep -q '^\.kern-stg-0-'
+	[ "$(root_state | grep -v '^\.kern-stg-')" = "$before" ]
+	extracts "$L/l1-x.tar"
+	[ -f "$ROOT/dir/sub/b" ]
+}
+
 @test "a refused layer leaves an earlier layer's tree exactly as it was [rootless]" {
 	extracts "$L/base.tar"
 	refused "$L/root-link.tar" "escapes the root"
