@@ -1,0 +1,90 @@
+/* Resolver threads: a mutex-guarded FIFO in, a pipe of pointers out (a
+ * pointer write is atomic, and the proxy caps outstanding jobs far below a
+ * pipe's capacity, so workers never block on it). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "egress_pool.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
+static struct egress_job *head, **tail = &head;
+static int done_pipe[2] = {-1, -1};
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&lock);
+		while (!head)
+			pthread_cond_wait(&ready, &lock);
+		struct egress_job *j = head;
+		head = j->next;
+		if (!head)
+			tail = &head;
+		int cancelled = j->cancelled;
+		pthread_mutex_unlock(&lock);
+
+		j->rc = cancelled ? -1 : egress_resolve(j->host, j->port, &j->addrs);
+		while (write(done_pipe[1], &j, sizeof j) < 0 && errno == EINTR)
+			;
+	}
+	return NULL;
+}
+
+int egress_pool_start(int n)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	if (pipe2(done_pipe, O_CLOEXEC) < 0)
+		return -1;
+	if (fcntl(done_pipe[0], F_SETFL, O_NONBLOCK) < 0)
+		return -1;
+	/* getaddrinfo() needs little stack; 256 KiB leaves room for NSS. */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+		int err = pthread_create(&t, &attr, worker, NULL);
+		if (err) {
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			pthread_attr_destroy(&attr);
+			errno = err;
+			return -1;
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return done_pipe[0];
+}
+
+void egress_pool_submit(struct egress_job *j)
+{
+	j->next = NULL;
+	j->cancelled = 0;
+	pthread_mutex_lock(&lock);
+	*tail = j;
+	tail = &j->next;
+	pthread_cond_signal(&ready);
+	pthread_mutex_unlock(&lock);
+}
+
+void egress_pool_cancel(struct egress_job *j)
+{
+	pthread_mutex_lock(&lock);
+	j->cancelled = 1;
+	pthread_mutex_unlock(&lock);
+}
+
+struct egress_job *egress_pool_done(void)
+{
+	struct egress_job *j;
+	ssize_t n = read(done_pipe[0], &j, sizeof j);
+	return n == (ssize_t)sizeof j ? j : NULL;
+}
