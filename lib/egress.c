@@ -91,6 +91,10 @@ static int initial_userns(void)
  * namespace moves there if it can. Either way no capability survives. */
 static void drop_privileges(void)
 {
+	/* The bounding set first: dropping from it needs CAP_SETPCAP, which
+	 * the uid change takes away. */
+	for (int c = 0; c <= CAP_LAST_CAP; c++)
+		(void)prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
 	if (geteuid() == 0) {
 		int must = initial_userns();
 		if (setgroups(0, NULL) < 0 && must)
@@ -102,8 +106,6 @@ static void drop_privileges(void)
 			child_fail("setresuid 65534");
 		}
 	}
-	for (int c = 0; c <= CAP_LAST_CAP; c++)
-		(void)prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
 	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	cap_t none = cap_init();
 	if (!none || cap_set_proc(none) < 0)

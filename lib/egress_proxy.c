@@ -128,6 +128,10 @@ static void refuse_fd(int fd, const char *resp, size_t len, int64_t now)
 		lingers[i] = (struct refusal){.fd = fd, .until = now + linger_ms, .drained = 0};
 		return;
 	}
+	/* No room to linger: take what already arrived, so the close is a
+	 * FIN after the status line rather than a reset. */
+	for (int k = 0; k < 4 && recv(fd, scratch, sizeof scratch, MSG_DONTWAIT) > 0; k++)
+		;
 	close(fd);
 }
 
