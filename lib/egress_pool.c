@@ -14,6 +14,12 @@ static pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
 static struct egress_job *head, **tail = &head;
 static int done_pipe[2] = {-1, -1};
 
+/* A job pointer as the bytes that cross the pipe. */
+union job_bytes {
+	struct egress_job *job;
+	unsigned char bytes[sizeof(void *)];
+};
+
 static void *worker(void *arg)
 {
 	(void)arg;
@@ -29,7 +35,8 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&lock);
 
 		j->rc = cancelled ? -1 : egress_resolve(j->host, j->port, &j->addrs);
-		while (write(done_pipe[1], &j, sizeof j) < 0 && errno == EINTR)
+		union job_bytes out = {.job = j};
+		while (write(done_pipe[1], out.bytes, sizeof out.bytes) < 0 && errno == EINTR)
 			;
 	}
 	return NULL;
@@ -84,7 +91,7 @@ void egress_pool_cancel(struct egress_job *j)
 
 struct egress_job *egress_pool_done(void)
 {
-	struct egress_job *j;
-	ssize_t n = read(done_pipe[0], &j, sizeof j);
-	return n == (ssize_t)sizeof j ? j : NULL;
+	union job_bytes in;
+	ssize_t n = read(done_pipe[0], in.bytes, sizeof in.bytes);
+	return n == (ssize_t)sizeof in.bytes ? in.job : NULL;
 }

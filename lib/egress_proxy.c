@@ -480,7 +480,7 @@ static void accept_event(int64_t now)
 		for (unsigned i = 0; i < EGRESS_TUNNELS && !t; i++)
 			if (tunnels[i].st == T_FREE)
 				t = &tunnels[i];
-		char *buf = t ? malloc(2 * BUF_SIZE) : NULL;
+		char *buf = t ? malloc((size_t)2 * BUF_SIZE) : NULL;
 		if (!buf) {
 			refuse_fd(fd, resp_503, sizeof resp_503 - 1, now);
 			continue;
