@@ -30,6 +30,7 @@ static const char usage[] =
 #include "egress.h"
 #include "env.h"
 #include "parse.h"
+#include "selfexec.h"
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -42,7 +43,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 static int run_next(char **next)
 {
-	execvp(next[0], next);
+	exec_next(next);
 	int e = errno;
 	fatal("box", "kern-egress: cannot run '%s': %s", next[0], strerror(e));
 	return e == EACCES ? EXIT_NOEXEC : EXIT_NOTFOUND;
@@ -123,18 +124,16 @@ static int egress_main(int argc, char **argv)
 
 	if (attach) {
 		int ctl = fd >= 0 ? fd : env_fd(EGRESS_FD_ENV);
-		unsetenv(EGRESS_FD_ENV);
 		unsetenv(EGRESS_PID_ENV);
 		/* No descriptor: the start already failed and warned; the box
-		 * simply has no route. */
-		if (ctl >= 0) {
-			fcntl(ctl, F_SETFD, FD_CLOEXEC);
-			pid_t pid = egress_attach(ctl);
-			if (pid > 0) {
-				char num[24];
-				snprintf(num, sizeof num, "%d", (int)pid);
-				setenv(EGRESS_PID_ENV, num, 1);
-			}
+		 * simply has no route. Otherwise the descriptor stays open for
+		 * NEXT: it is the proxy's lifeline (egress_stop() closes it). */
+		if (ctl >= 0 && egress_attach(ctl) == 0) {
+			char num[24];
+			snprintf(num, sizeof num, "%d", ctl);
+			setenv(EGRESS_FD_ENV, num, 1);
+		} else {
+			unsetenv(EGRESS_FD_ENV);
 		}
 		return run_next(next);
 	}

@@ -20,11 +20,15 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "diag.h"
 #include "egress.h"
+#include "env.h"
+#include "fdutil.h"
+#include "parse.h"
 #include "egress_proxy.h"
 #include "egress_resolve.h"
 
@@ -54,15 +58,10 @@ static void child_fail(const char *what)
 	_exit(1);
 }
 
-static void close_from(int lowest)
-{
-	if (close_range((unsigned)lowest, ~0U, 0) == 0)
-		return;
-	struct rlimit rl;
-	int max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1 << 20 ? (int)rl.rlim_cur : 1 << 20;
-	for (int fd = lowest; fd < max; fd++)
-		close(fd);
-}
+/* This process's proxy, for egress_stop(): set by egress_start() and
+ * egress_attach(); after an exec, KERN_EGRESS_FD and KERN_EGRESS_PID. */
+static int held_ctl = -1;
+static pid_t held_pid = -1;
 
 /* 1 in the initial user namespace, whose uid map is the identity over
  * all 2^32-1 ids. Unknown counts as initial: the strict case. */
@@ -129,7 +128,8 @@ static void proxy_child(const struct egress_config *cfg, int sock, pid_t parent)
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
 		child_fail("open /dev/null");
-	close_from(CTL_FD + 1);
+	int keep = CTL_FD;
+	close_fds_except(&keep, 1);
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -214,7 +214,8 @@ int egress_start(const struct egress_config *cfg, int *ctl)
 	}
 	ssize_t n = reply(sv[0], msg, sizeof msg - 1);
 	if (n == 1 && msg[0] == 'R') {
-		*ctl = sv[0];
+		*ctl = held_ctl = sv[0];
+		held_pid = pid;
 		return 0;
 	}
 	int e = errno;
@@ -281,7 +282,7 @@ static pid_t answer_pid(int ctl, char want)
 
 /* Gives up on an attach whose listener could not be made: tells the
  * proxy to quit and reaps it. */
-static pid_t abandon(int ctl, const char *what, int err)
+static int abandon(int ctl, const char *what, int err)
 {
 	if (send_fd(ctl, 'X', -1) == 0) {
 		pid_t pid = answer_pid(ctl, 'X');
@@ -289,11 +290,13 @@ static pid_t abandon(int ctl, const char *what, int err)
 			reap(pid);
 	}
 	close(ctl);
+	held_ctl = -1;
+	held_pid = -1;
 	failed("%s: %s", what, strerror(err));
 	return -1;
 }
 
-pid_t egress_attach(int ctl)
+int egress_attach(int ctl)
 {
 	struct sockaddr_in a;
 	int one = 1;
@@ -317,22 +320,81 @@ pid_t egress_attach(int ctl)
 	int e = errno;
 	close(s);
 	pid_t pid = sent == 0 ? answer_pid(ctl, 'A') : -1;
-	if (pid < 0 && sent == 0)
-		e = errno ? errno : EPROTO;
-	close(ctl);
 	if (pid < 0) {
+		if (sent == 0)
+			e = errno ? errno : EPROTO;
+		close(ctl);
+		held_ctl = -1;
+		held_pid = -1;
 		failed("handing the listener to the proxy: %s", strerror(e));
 		return -1;
 	}
-	return pid;
+	char num[24];
+	snprintf(num, sizeof num, "%d", (int)pid);
+	setenv(EGRESS_PID_ENV, num, 1);
+	held_ctl = ctl;
+	held_pid = pid;
+	return 0;
 }
 
-void egress_stop(pid_t proxy)
+/* The lifeline named by KERN_EGRESS_FD, if it is one: a UNIX seqpacket
+ * socket. */
+static int env_ctl(void)
 {
-	if (proxy > 0)
-		reap(proxy);
+	int fd = env_fd(EGRESS_FD_ENV), type = 0;
+	socklen_t len = sizeof type;
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_SEQPACKET)
+		return -1;
+	return fd;
+}
+
+/* The pid named by KERN_EGRESS_PID, if it is our own kern-egress child. */
+static pid_t env_pid(void)
+{
+	const char *v = env_get(EGRESS_PID_ENV);
+	unsigned long long n;
+	char path[64], stat[256];
+	if (!v || parse_u64(v, &n) < 0 || n < 2 || n > 1 << 30)
+		return -1;
+	snprintf(path, sizeof path, "/proc/%llu/stat", n);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t got = read(fd, stat, sizeof stat - 1);
+	close(fd);
+	if (got <= 0)
+		return -1;
+	stat[got] = 0;
+	/* "pid (comm) state ppid ..."; comm cannot hold ')' here. */
+	char *close_paren = strrchr(stat, ')'), *end;
+	if (!close_paren || strstr(stat, "(kern-egress)") == NULL || strlen(close_paren) < 5)
+		return -1;
+	long ppid = strtol(close_paren + 4, &end, 10);
+	if (end == close_paren + 4 || *end != ' ' || ppid != (long)getpid())
+		return -1;
+	return (pid_t)n;
 }
 
 void egress_stop(void)
 {
+	int ctl = held_ctl >= 0 ? held_ctl : env_ctl();
+	pid_t pid = held_pid > 0 ? held_pid : env_pid();
+	held_ctl = -1;
+	held_pid = -1;
+	unsetenv(EGRESS_FD_ENV);
+	unsetenv(EGRESS_PID_ENV);
+	if (ctl >= 0)
+		close(ctl);
+	if (pid <= 0)
+		return;
+	/* May fail with EPERM from inside the box's user namespace; the closed
+	 * lifeline ends the proxy then. */
+	kill(pid, SIGKILL);
+	for (int i = 0; i < 200; i++) {
+		pid_t r = waitpid(pid, NULL, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			return;
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
 }

@@ -39,27 +39,30 @@ int egress_domain_valid(const char *d);
 
 /* Step 8, in host namespaces before kern-ns: fork the proxy (setsid,
  * PDEATHSIG tied to the caller's thread, every other descriptor closed,
- * stdio on /dev/null, uid 65534 when started as root). On success returns
- * 0 and sets *ctl (FD_CLOEXEC), which must survive until egress_attach().
- * On failure prints `kern: warning: egress filter failed to start (<why>);
- * the box has NO outbound` and returns -1: the box then runs with no route
- * at all. The proxy is a child of the caller: reap it only through
- * egress_stop(), never with a wait for any child. */
+ * stdio on /dev/null, no capability, uid 65534 when started by host root).
+ * On success returns 0 and sets *ctl (FD_CLOEXEC), which must survive
+ * until egress_attach(). On failure prints `kern: warning: egress filter
+ * failed to start (<why>); the box has NO outbound` and returns -1: the box
+ * then runs with no route at all. The proxy is a child of the caller: reap
+ * it only through egress_stop(), never with a wait for any child. */
 int egress_start(const struct egress_config *cfg, int *ctl);
 
 /* After unshare(CLONE_NEWNET), before PID 1 is forked: create the
  * 127.0.0.1:3128 listener in the caller's (the box's) network namespace,
- * bring lo up, and hand the listener to the proxy. Closes ctl and keeps no
- * copy of the listener. Returns the proxy's pid (for egress_stop), or -1
- * with the warning above printed. */
-pid_t egress_attach(int ctl);
+ * bring lo up, and hand the listener to the proxy, keeping no copy.
+ * ctl then stays open as the proxy's lifeline: the proxy exits when its
+ * last copy closes (a supervisor that became root of a user namespace may
+ * not signal a proxy that dropped to uid 65534). Its close-on-exec flag is
+ * left as it is, so an applet chain can carry it into kern-wait; the
+ * proxy's pid goes into this process's KERN_EGRESS_PID for the same
+ * reason. Returns 0, or -1 with the warning above printed and ctl closed. */
+int egress_attach(int ctl);
 
-/* Teardown (isolation.md §8.4 step 2): SIGKILL the proxy and reap it.
- * A pid <= 0 is ignored. */
-void egress_stop(pid_t proxy);
-
-/* Teardown step 2 (isolation.md §8.4): kill and reap the proxy started by
- * egress_start() in this process, if any. */
+/* Teardown step 2 (isolation.md §8.4): close the lifeline, SIGKILL the
+ * proxy and reap it (waiting at most 2 s). Works in the process that
+ * called egress_start()/egress_attach(), and after an exec through
+ * KERN_EGRESS_FD and KERN_EGRESS_PID (the pid is only trusted when it is
+ * our own kern-egress child). A no-op when there is no proxy. */
 void egress_stop(void);
 
 #endif

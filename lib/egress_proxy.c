@@ -502,9 +502,16 @@ static void accept_event(int64_t now)
 }
 
 /* The listening socket arrives once, with SCM_RIGHTS; the answer carries
- * our pid so the supervisor can kill and reap us at teardown. */
+ * our pid so the supervisor can reap us at teardown. From then on ctl is
+ * the lifeline: its end of file (the supervisor closed it or died) ends
+ * the proxy. Returns -1 when the proxy should exit. */
 static int ctl_event(void)
 {
+	if (lfd >= 0) {
+		char c;
+		ssize_t n = recv(ctl_fd, &c, 1, MSG_DONTWAIT);
+		return n < 0 && (errno == EAGAIN || errno == EINTR) ? 0 : n > 0 ? 0 : -1;
+	}
 	char byte = 0, cbuf[CMSG_SPACE(sizeof(int) * 4)];
 	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
@@ -550,9 +557,6 @@ static int ctl_event(void)
 	lfd = got;
 	ack[0] = 'A';
 	(void)send(ctl_fd, ack, sizeof ack, MSG_NOSIGNAL);
-	epoll_ctl(ep, EPOLL_CTL_DEL, ctl_fd, NULL);
-	close(ctl_fd);
-	ctl_fd = -1;
 	return 0;
 }
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bats
 # Security matrix section 8 (EG-1..EG-14), FD-1/FD-3 for the egress
-# processes: the kern-egress proxy tested for real. "The host" is a user and
-# network namespace each test creates (tests/helpers/egress-ns: only lo,
-# test servers on it); "the box" is a second network namespace inside it
-# holding the 127.0.0.1:3128 listener (tests/helpers/egress-box). No test
-# sends a byte anywhere else. The test build maps test names to the local
-# servers (KERN_EGRESS_TEST_HOSTS); the release build is proven to ignore it.
+# processes: `kern box --egress-allow` and the kern-egress applet tested for
+# real. "The host" is a network namespace each test creates
+# (tests/helpers/egress-ns: only lo, test servers on it); the box runs
+# inside it with --image host. No test sends a byte anywhere else. The test
+# build maps test names to the local servers (KERN_EGRESS_TEST_HOSTS); the
+# release build is proven to ignore it.
 load helper
 
 TK=$TREE/build/test/kern
@@ -14,8 +14,6 @@ H=$TREE/tests/helpers
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 CLIENT="$PY $H/egress-client.py"
-# Shell text: PROXY_OF PID prints the kern-egress child of PID.
-PROXY_OF='proxy_of() { for c in $(cat /proc/$1/task/$1/children); do [ "$(cat /proc/$c/comm 2>/dev/null)" = kern-egress ] && echo $c; done; return 0; }'
 
 setup_file() {
 	export EG=$BATS_FILE_TMPDIR/egress
@@ -23,21 +21,37 @@ setup_file() {
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$EG/key.pem" -out "$EG/cert.pem" -days 2 \
 		-subj /CN=test.example -addext "subjectAltName=DNS:test.example,DNS:*.test.example" \
 		>/dev/null 2>&1
+	# proxy_of PID prints the kern-egress children of PID (zombies included).
+	cat >"$EG/proxy_of.sh" <<-'EOF'
+		proxy_of() { ps -eo pid=,ppid=,comm= | awk -v p="$1" '$2 == p && $3 == "kern-egress" { print $1 }'; }
+	EOF
 }
 
 setup() {
 	kern_private_dirs
+	# Shell text for scripts: defines proxy_of.
+	PROXY_OF=". $EG/proxy_of.sh"
 	[ -s "$EG/cert.pem" ] || skip "openssl could not make the throwaway certificate"
 	command -v curl >/dev/null || skip "curl is not installed"
 	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
 	unshare -rn true 2>/dev/null || skip "unprivileged user and network namespaces are not available"
 }
 
-# in_box ALLOW SCRIPT: SCRIPT (sh) runs as the box of a proxy for ALLOW.
+# in_box ALLOW SCRIPT [FLAG...]: SCRIPT (sh) runs in `kern box
+# --egress-allow ALLOW` (the test build); kern's own lines go to
+# $BATS_TEST_TMPDIR/kern.err, the box's stderr too unless SCRIPT says 2>&1.
 in_box() {
-	local allow=$1
-	shift
-	"$H/egress-ns" "$EG" "$H/egress-box" "$TK" "$allow" sh -c "$1"
+	local allow=$1 script=$2
+	shift 2
+	"$H/egress-ns" "$EG" "$TK" box "eg$BATS_TEST_NUMBER" --image host -v "$TREE:$TREE:ro" \
+		-v "$EG:$EG" --egress-allow "$allow" "$@" -- sh -c "$script" 2>"$BATS_TEST_TMPDIR/kern.err"
+}
+
+# in_chain ALLOW SCRIPT: the same from the applets (tests/helpers/egress-box):
+# kern-egress forks the proxy, `kern-egress --attach` joins it to a new
+# network namespace where SCRIPT runs.
+in_chain() {
+	"$H/egress-ns" "$EG" "$H/egress-box" "$TK" "$1" sh -c "$2"
 }
 
 # in_host SCRIPT: SCRIPT runs as the host side, test servers up.
@@ -238,18 +252,25 @@ for a in (\"127.0.0.1\", \"10.0.0.1\", \"169.254.169.254\", \"100.64.0.1\"):
 }
 
 @test "EG-11: 3000 connections: one proxy process, 128 tunnels, the rest 503, the proxy serves again after [rootless]" {
-	run in_box test.example "$PROXY_OF
-		$CLIENT storm 3000 echo.test.example
-		ls /proc/\$KERN_EGRESS_PID/task | wc -l
-		proxy_of \$\$ | wc -l
-		$CLIENT raw 'CONNECT echo.test.example:443 HTTP/1.1\r\n\r\n'"
+	run in_host "$PROXY_OF
+		$TK box eg11 --image host -v $TREE:$TREE:ro -v $EG:$EG --egress-allow test.example -- sh -c '
+			$CLIENT storm 3000 echo.test.example
+			touch $EG/stormed
+			while [ ! -e $EG/counted ]; do sleep 0.05; done
+			$CLIENT raw \"CONNECT echo.test.example:443 HTTP/1.1\r\n\r\n\"' 2>/dev/null &
+		sup=\$!
+		while [ ! -e $EG/stormed ]; do sleep 0.05; done
+		p=\$(proxy_of \$sup)
+		echo procs=\$(proxy_of \$sup | wc -l) threads=\$(ls /proc/\$p/task | wc -l)
+		touch $EG/counted
+		wait \$sup"
+	rm -f "$EG/stormed" "$EG/counted"
 	assert_status 0
 	assert_line_re '^128 HTTP/1.1 200 Connection Established$'
 	assert_line_re '^2872 HTTP/1.1 503 Service Unavailable$'
-	# The event loop and its four resolver threads, one process.
-	[ "${lines[2]}" = 5 ]
-	[ "${lines[3]}" = 1 ]
-	[ "${lines[4]}" = "HTTP/1.1 200 Connection Established" ]
+	# One process: the event loop and its four resolver threads.
+	assert_line_re '^procs=1 threads=5$'
+	assert_line_re '^HTTP/1.1 200 Connection Established$'
 }
 
 @test "half-close: a client that shuts down writing still gets every byte back [rootless]" {
@@ -298,34 +319,53 @@ except socket.gaierror:
 }
 
 @test "proxy killed mid-box: 3128 refuses, there is no other way out, nothing is left [rootless]" {
-	run in_box test.example "
-		curl -sS -o /dev/null -w '%{http_code}\n' http://test.example/
-		kill -9 \$KERN_EGRESS_PID
-		sleep 0.2
-		curl -sS -m 5 http://test.example/ 2>&1; echo curl=\$?
-		curl -sS -m 5 --noproxy '*' http://1.2.3.4/ 2>&1; echo direct=\$?
-		stat=\$(cut -d' ' -f3 /proc/\$KERN_EGRESS_PID/stat 2>/dev/null)
-		echo state=\${stat:-gone}"
+	run in_host "$PROXY_OF
+		$TK box eg-kill --image host -v $EG:$EG --egress-allow test.example -- sh -c '
+			curl -sS -o /dev/null -w \"%{http_code}\n\" http://test.example/
+			touch $EG/box-ready
+			while [ ! -e $EG/box-go ]; do sleep 0.05; done
+			curl -sS -m 5 http://test.example/ 2>&1; echo curl=\$?
+			curl -sS -m 5 --noproxy \"*\" http://1.2.3.4/ 2>&1; echo direct=\$?' 2>/dev/null &
+		sup=\$!
+		while [ ! -e $EG/box-ready ]; do sleep 0.05; done
+		p=\$(proxy_of \$sup)
+		kill -9 \$p
+		touch $EG/box-go
+		wait \$sup; echo box=\$?
+		[ -e /proc/\$p ] && echo left=\$(cut -d' ' -f3 /proc/\$p/stat) || echo left=none"
+	rm -f "$EG/box-ready" "$EG/box-go"
 	assert_status 0
 	[ "${lines[0]}" = 200 ]
 	assert_line_re '^curl=7$'
 	assert_line_re '^direct=7$'
-	assert_line_re '^state=(Z|gone)$'
+	assert_line_re '^box=0$'
+	# The supervisor reaped the dead proxy at teardown: not even a zombie.
+	assert_line_re '^left=none$'
+}
+
+@test "teardown: the proxy ends with the box, even where the supervisor may not signal it [rootless]" {
+	run in_host "$PROXY_OF
+		$TK box eg-end --image host --egress-allow test.example -- sleep 1 2>/dev/null &
+		sup=\$!
+		for _ in \$(seq 100); do p=\$(proxy_of \$sup); [ -n \"\$p\" ] && break; sleep 0.02; done
+		echo proxy=\$(cat /proc/\$p/comm)
+		wait \$sup; echo box=\$?
+		[ -e /proc/\$p ] && echo left=\$(cut -d' ' -f3 /proc/\$p/stat) || echo left=none"
+	assert_status 0
+	assert_line_re '^proxy=kern-egress$'
+	assert_line_re '^box=0$'
+	assert_line_re '^left=none$'
 }
 
 @test "EG-14: the proxy is gone within 1 s of its supervisor being SIGKILLed [rootless]" {
 	run in_host "$PROXY_OF
-		$TK egress --allow test.example -- sleep 30 &
+		$TK box eg14 --image host --egress-allow test.example -- sleep 30 2>/dev/null &
 		sup=\$!
-		for _ in \$(seq 50); do
-			proxy=\$(proxy_of \$sup)
-			[ -n \"\$proxy\" ] && break
-			sleep 0.05
-		done
-		echo proxy=\$(cat /proc/\$proxy/comm)
+		for _ in \$(seq 100); do p=\$(proxy_of \$sup); [ -n \"\$p\" ] && break; sleep 0.02; done
+		echo proxy=\$(cat /proc/\$p/comm)
 		kill -9 \$sup
 		t0=\$(date +%s%N)
-		while [ -d /proc/\$proxy ] && [ \"\$(cut -d' ' -f3 /proc/\$proxy/stat 2>/dev/null)\" != Z ]; do
+		while [ -d /proc/\$p ] && [ \"\$(cut -d' ' -f3 /proc/\$p/stat 2>/dev/null)\" != Z ]; do
 			[ \$(( \$(date +%s%N) - t0 )) -gt 1000000000 ] && { echo alive; exit 1; }
 			sleep 0.02
 		done
@@ -335,39 +375,67 @@ except socket.gaierror:
 	[ "${lines[1]}" = gone ]
 }
 
-@test "FD-3: the proxy holds no inherited descriptor; a client reading kern's pipes is not blocked by it [rootless]" {
-	run in_host "
-		exec 5>$BATS_TEST_TMPDIR/held
-		start=\$(date +%s)
-		$TK egress --allow test.example -- sh -c '$PROXY_OF
-			p=\$(proxy_of \$\$)
-			for f in /proc/\$p/fd/*; do echo \"fd \${f##*/} \$(readlink \$f)\"; done
-			echo mine \$(readlink /proc/self/fd/1)
-			exec >/dev/null 2>&1 5>&-
-			sleep 2' | { cat; echo eof=\$(( \$(date +%s) - start )); }"
+@test "FD-3: the proxy holds no inherited descriptor: not the started fd, not kern's stdout [rootless]" {
+	run in_host "$PROXY_OF
+		exec 5>$BATS_TEST_TMPDIR/started
+		KERN_STARTED_FD=5 $TK box eg-fd3 --image host --egress-allow test.example -- sleep 1 >$BATS_TEST_TMPDIR/out 2>&1 &
+		sup=\$!
+		for _ in \$(seq 100); do p=\$(proxy_of \$sup); [ -n \"\$p\" ] && break; sleep 0.02; done
+		for f in /proc/\$p/fd/*; do echo \"fd \${f##*/} \$(readlink \$f)\"; done
+		wait \$sup"
 	assert_status 0
 	# stdio on /dev/null, the control socket, and what the proxy made itself.
 	assert_line_re '^fd 0 /dev/null$'
 	assert_line_re '^fd 1 /dev/null$'
 	assert_line_re '^fd 2 /dev/null$'
 	assert_line_re '^fd 3 socket:'
-	refute_line_re "^fd .* $BATS_TEST_TMPDIR/held"
-	mine=$(sed -n 's/^mine //p' <<<"$output")
-	refute_line_re "^fd .* ${mine//[/\\[}\$"
-	# The pipe reached EOF when the box side closed it, not 2 s later.
+	refute_line_re "$BATS_TEST_TMPDIR"
+	refute_line_re '^fd [0-9]+ /(work|tmp|home|root)'
+}
+
+@test "FD-3: a client reading kern-egress's pipes sees EOF while the proxy lives on [rootless]" {
+	run in_host "$PROXY_OF
+		exec 5>$BATS_TEST_TMPDIR/held
+		start=\$(date +%s)
+		$TK egress --allow test.example -- sh -c '$PROXY_OF
+			p=\$(proxy_of \$\$)
+			echo alive=\$(cat /proc/\$p/comm)
+			exec >/dev/null 2>&1 5>&-
+			sleep 2' | { cat; echo eof=\$(( \$(date +%s) - start )); }"
+	assert_status 0
+	assert_line_re '^alive=kern-egress$'
+	# EOF when the caller's side closed the pipe, not 2 s later.
 	assert_line_re '^eof=[01]$'
-	refute_line_re '^eof=2$'
+}
+
+@test "FD-1: the egress box sees only 0 1 2 [rootless]" {
+	run in_box test.example 'ls -l /proc/$$/fd | grep -c -- "->"'
+	assert_status 0
+	[ "$output" = 3 ]
 }
 
 @test "as root the proxy runs as uid 65534 with no capability and no_new_privs" {
 	require_root
-	run "$TK" egress --allow test.example -- sh -c "$PROXY_OF"'
-		p=$(proxy_of $$)
-		grep -E "^(Uid|Gid|Groups|CapEff|CapPrm|CapBnd|NoNewPrivs):" /proc/$p/status'
+	run in_host "$PROXY_OF
+		$TK box eg-root --image host --egress-allow test.example -- sleep 1 2>/dev/null &
+		sup=\$!
+		for _ in \$(seq 100); do p=\$(proxy_of \$sup); [ -n \"\$p\" ] && break; sleep 0.02; done
+		grep -E '^(Uid|Gid|Groups|CapEff|CapPrm|CapBnd|NoNewPrivs):' /proc/\$p/status
+		wait \$sup"
 	assert_status 0
 	assert_line_re '^Uid:[[:space:]]+65534[[:space:]]+65534[[:space:]]+65534[[:space:]]+65534$'
 	assert_line_re '^Gid:[[:space:]]+65534[[:space:]]+65534[[:space:]]+65534[[:space:]]+65534$'
 	assert_line_re '^Groups:[[:space:]]*$'
+	assert_line_re '^CapEff:[[:space:]]+0000000000000000$'
+	assert_line_re '^CapPrm:[[:space:]]+0000000000000000$'
+	assert_line_re '^CapBnd:[[:space:]]+0000000000000000$'
+	assert_line_re '^NoNewPrivs:[[:space:]]+1$'
+}
+
+@test "without root the proxy keeps no capability either [rootless]" {
+	run in_chain test.example "$PROXY_OF
+		grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs):' /proc/\$(proxy_of \$\$)/status"
+	assert_status 0
 	assert_line_re '^CapEff:[[:space:]]+0000000000000000$'
 	assert_line_re '^CapPrm:[[:space:]]+0000000000000000$'
 	assert_line_re '^CapBnd:[[:space:]]+0000000000000000$'
@@ -380,15 +448,38 @@ except socket.gaierror:
 	grep -qa KERN_EGRESS_TEST_TIMEOUTS "$TK"
 	! grep -qa KERN_EGRESS_TEST_HOSTS "$KERN"
 	! grep -qa KERN_EGRESS_TEST_TIMEOUTS "$KERN"
-	run "$H/egress-ns" "$EG" "$H/egress-box" "$KERN" test.example \
-		sh -c "curl -sS -o /dev/null -w '%{http_code}\n' http://test.example/"
-	[ "$output" = 502 ]
+	run "$H/egress-ns" "$EG" "$KERN" box eg-rel --image host --egress-allow test.example \
+		-- curl -sS -o /dev/null -w '%{http_code}\n' http://test.example/
+	[ "${lines[-1]}" = 502 ]
 	refute_conn .
 	run in_box test.example "curl -sS -o /dev/null -w '%{http_code}\n' http://test.example/"
 	[ "$output" = 200 ]
 }
 
-@test "EG-10: kern-egress refuses invalid entries with exit 1 and starts no proxy [rootless]" {
+@test "EG-10: kern box refuses bad --egress-allow entries, and --egress-allow with --net or -d [rootless]" {
+	long=$(printf 'a%.0s' $(seq 64)).com
+	for e in -a.com a..b "$long" 1.2.3.4 '*' com 'pypi.org,-x.org'; do
+		run --separate-stderr "$KERN" box eg10 --image host --egress-allow "$e" -- true
+		assert_status 1
+		grep -q '^error: box: ' <<<"$stderr"
+	done
+	for flag in --net "--net host" "--network host" -d; do
+		run --separate-stderr "$KERN" box eg10 --image host --egress-allow pypi.org $flag -- true
+		assert_status 1
+		grep -q '^error: box: ' <<<"$stderr"
+	done
+}
+
+@test "the start note says what the box can reach; -q silences it [rootless]" {
+	run in_box test.example 'true'
+	assert_status 0
+	grep -qx 'kern: note: this box reaches only test.example (and their subdomains) through an HTTP CONNECT/forward proxy at http://127.0.0.1:3128; it has no other route' "$BATS_TEST_TMPDIR/kern.err"
+	run in_box test.example 'true' -q
+	assert_status 0
+	[ ! -s "$BATS_TEST_TMPDIR/kern.err" ]
+}
+
+@test "EG-10: kern-egress refuses invalid entries with exit 1 [rootless]" {
 	long=$(printf 'a%.0s' $(seq 64)).com
 	for e in -a.com a..b "$long" 1.2.3.4 '*' com pypi.org,-x.org '' 'a.com,'; do
 		run --separate-stderr "$KERN" egress --allow "$e" -- echo ran
