@@ -394,7 +394,7 @@ void egress_stop(void)
 		pid_t r = waitpid(pid, NULL, WNOHANG);
 		if (r == pid || (r < 0 && errno != EINTR))
 			return;
-		struct timespec ts = {0, 10 * 1000 * 1000};
+		struct timespec ts = {0, 10L * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
 }

@@ -1,7 +1,11 @@
 /* Resolve-and-vet for the egress proxy. The name is looked up as fully
  * qualified (a trailing dot added), so a resolver search list can never
- * turn an allowed name into some other name. */
+ * turn an allowed name into some other name. Besides the ranges of the
+ * guard, an address of the host itself is refused: a public name pointed
+ * at the host's public address would otherwise reach the host's own
+ * services from inside the box. */
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +14,43 @@
 #include "egress_guard.h"
 #include "egress_match.h"
 #include "egress_resolve.h"
+
+/* The IPv4 address an IPv4-mapped IPv6 address carries, for comparing
+ * with interface addresses. */
+static int mapped_v4(const struct sockaddr_in6 *s6, struct in_addr *out)
+{
+	if (!IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+		return 0;
+	memcpy(&out->s_addr, s6->sin6_addr.s6_addr + 12, 4);
+	return 1;
+}
+
+/* 1 when a is configured on an interface of this (the host's) network
+ * namespace. When the interfaces cannot be listed, every address counts
+ * as local: refusing is the safe answer. */
+static int host_address(const struct sockaddr *a)
+{
+	struct ifaddrs *ifs, *i;
+	struct in_addr v4;
+	int local = 0, is4 = a->sa_family == AF_INET;
+	if (is4)
+		v4 = ((const struct sockaddr_in *)a)->sin_addr;
+	else if (mapped_v4((const struct sockaddr_in6 *)a, &v4))
+		is4 = 1;
+	if (getifaddrs(&ifs) < 0)
+		return 1;
+	for (i = ifs; i && !local; i = i->ifa_next) {
+		if (!i->ifa_addr)
+			continue;
+		if (is4 && i->ifa_addr->sa_family == AF_INET)
+			local = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == v4.s_addr;
+		else if (!is4 && i->ifa_addr->sa_family == AF_INET6)
+			local = IN6_ARE_ADDR_EQUAL(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+						   &((const struct sockaddr_in6 *)a)->sin6_addr);
+	}
+	freeifaddrs(ifs);
+	return local;
+}
 
 static void set_port(union egress_sockaddr *a, unsigned port)
 {
@@ -111,7 +152,7 @@ static int resolve_test(const char *host, unsigned port, struct egress_addrs *ou
 			continue;
 		found = 1;
 		int exempt = t->port && is_loopback(&t->addr);
-		if (!exempt && !egress_addr_public(&t->addr.sa))
+		if (!exempt && (!egress_addr_public(&t->addr.sa) || host_address(&t->addr.sa)))
 			*rc = -1;
 		if (out->n < EGRESS_ADDRS_MAX) {
 			out->a[out->n] = t->addr;
@@ -156,7 +197,8 @@ int egress_resolve(const char *host, unsigned port, struct egress_addrs *out)
 		return -1;
 	for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
 		if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
-		    ai->ai_addrlen > sizeof(union egress_sockaddr) || !egress_addr_public(ai->ai_addr)) {
+		    ai->ai_addrlen > sizeof(union egress_sockaddr) || !egress_addr_public(ai->ai_addr) ||
+		    host_address(ai->ai_addr)) {
 			refused = 1;
 			break;
 		}

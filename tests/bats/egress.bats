@@ -221,6 +221,18 @@ for a in (\"127.0.0.1\", \"10.0.0.1\", \"169.254.169.254\", \"100.64.0.1\"):
 	[ "$(grep -c '^canary ' "$EG/conn.log")" -eq 4 ]
 }
 
+@test "a name resolving to the host's own public address gets 502, no connection [rootless]" {
+	run in_box test.example "$CLIENT raw 'CONNECT self.test.example:443 HTTP/1.1\r\n\r\n' 'GET http://self.test.example/ HTTP/1.1\r\n\r\n'"
+	assert_status 0
+	[ "${lines[0]}" = "HTTP/1.1 502 Bad Gateway" ]
+	[ "${lines[1]}" = "HTTP/1.1 502 Bad Gateway" ]
+	refute_conn .
+	# Control: the address does answer on the host side.
+	run in_host "$PY -c 'import socket; socket.create_connection((\"1.2.3.4\", 443)).close()' && sleep 0.3"
+	assert_status 0
+	grep -q '^canary 443$' "$EG/conn.log"
+}
+
 @test "EG-7: one public and one private record refuse the whole name [rootless]" {
 	run in_box test.example "$CLIENT raw 'CONNECT mixed.test.example:443 HTTP/1.1\r\n\r\n'"
 	[ "$output" = "HTTP/1.1 502 Bad Gateway" ]
