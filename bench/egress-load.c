@@ -176,7 +176,7 @@ static int run(int argc, char **argv)
 			sampled = 1;
 		}
 	}
-	printf("conns=%d seconds=%.1f MiB/s=%.0f", n, t - t0, (double)bytes / (t - t0) / (1 << 20));
+	printf("conns=%d seconds=%.1f mibps=%.0f", n, t - t0, (double)bytes / (t - t0) / (1 << 20));
 	if (pid)
 		printf(" rss_start_kib=%ld rss_idle_kib=%ld rss_busy_kib=%ld hwm_kib=%ld", rss0, rss_idle,
 		       rss_busy, status_kib(pid, "VmHWM:"));

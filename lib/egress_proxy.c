@@ -243,23 +243,31 @@ static int flush(struct tunnel *t, int d, int64_t now)
 	return 0;
 }
 
-/* Reads into direction d's empty buffer and forwards at once. */
+/* Reads into direction d's empty buffer and forwards at once; while a
+ * full buffer goes straight out, reads again (a few times) before going
+ * back to epoll. */
 static int fill(struct tunnel *t, int d, int64_t now)
 {
 	struct half *h = &t->h[d];
 	int src = d ? t->ufd : t->cfd;
-	if (h->off < h->len || h->eof)
-		return 0;
-	ssize_t n = recv(src, t->buf + (d ? BUF_SIZE : 0), BUF_SIZE, 0);
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : -1;
-	if (n == 0)
-		h->eof = 1;
-	else
-		t->t_active = now;
-	h->off = 0;
-	h->len = (size_t)n;
-	return flush(t, d, now);
+	for (int round = 0; round < 4; round++) {
+		if (h->off < h->len || h->eof)
+			return 0;
+		ssize_t n = recv(src, t->buf + (d ? BUF_SIZE : 0), BUF_SIZE, 0);
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		if (n == 0)
+			h->eof = 1;
+		else
+			t->t_active = now;
+		h->off = 0;
+		h->len = (size_t)n;
+		if (flush(t, d, now) < 0)
+			return -1;
+		if (n < BUF_SIZE)
+			return 0;
+	}
+	return 0;
 }
 
 static void connect_next(struct tunnel *t, int64_t now);
