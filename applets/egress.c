@@ -139,7 +139,7 @@ static int egress_main(int argc, char **argv)
 	}
 
 	struct egress_config cfg = {.runtime = NULL, .name = name, .cg = NULL};
-	char **list;
+	char **list = NULL;
 	if (split_allow(allow, &list, &cfg.nallow) != 0)
 		return EXIT_CLI;
 	cfg.allow = list;
