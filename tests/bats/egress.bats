@@ -468,6 +468,40 @@ except socket.gaierror:
 	[ "$output" = 200 ]
 }
 
+@test "EG-1 with the release build: real DNS, a public address, HTTPS and HTTP end to end [rootless]" {
+	# 1.1.1.1 lives in a namespace made for the test, behind a veth pair.
+	export EGRESS_NS_PUBLIC=1
+	run "$H/egress-ns" "$EG" "$KERN" box eg-pub --image host -v "$EG:$EG:ro" --egress-allow test.example -- sh -c "
+		curl -sS --cacert $EG/cert.pem https://dns-public.test.example/tls
+		curl -sS http://dns-public.test.example/plain
+		$PY -c 'import socket; socket.getaddrinfo(\"dns-public.test.example\", 443)' 2>&1 | tail -1"
+	assert_status 0
+	assert_line_re '^server=public-tls line=GET /tls HTTP/1.1 host=dns-public.test.example body=$'
+	assert_line_re '^server=public line=GET http://dns-public.test.example/plain HTTP/1.1 host=dns-public.test.example body=$'
+	# The box itself resolves nothing; the proxy asked once per request.
+	assert_line_re 'gaierror'
+	[ "$(grep -c '^dns-public.test.example A$' "$EG/dns.log")" -eq 2 ]
+	[ "$(grep -c '^dns-public.test.example AAAA$' "$EG/dns.log")" -eq 2 ]
+	[ "$(wc -l <"$EG/dns.log")" -eq 4 ]
+}
+
+@test "EG-7 with the release build: a private, mixed, mapped-metadata or host-own DNS answer gets 502; names are asked once, never with the search domain [rootless]" {
+	names="dns-private dns-mixed dns-mixed6 dns-meta dns-self nx"
+	run "$H/egress-ns" "$EG" "$KERN" box eg-dns --image host --egress-allow test.example -- sh -c "
+		for n in $names; do curl -sS -o /dev/null -w '%{http_code}\n' http://\$n.test.example/; done"
+	assert_status 0
+	[ "$(grep -cx 502 <<<"$output")" -eq 6 ]
+	refute_conn .
+	for n in $names; do
+		[ "$(grep -c "^$n.test.example A$" "$EG/dns.log")" -eq 1 ]
+		[ "$(grep -c "^$n.test.example AAAA$" "$EG/dns.log")" -eq 1 ]
+	done
+	[ "$(wc -l <"$EG/dns.log")" -eq 12 ]
+	# Control: an ordinary lookup of the same missing name tries the search list.
+	run in_host "getent ahosts nx.test.example; cat $EG/dns.log"
+	assert_line_re '^nx.test.example.corp.test.example A$'
+}
+
 @test "EG-10: kern box refuses bad --egress-allow entries, and --egress-allow with --net or -d [rootless]" {
 	long=$(printf 'a%.0s' $(seq 64)).com
 	for e in -a.com a..b "$long" 1.2.3.4 '*' com 'pypi.org,-x.org'; do

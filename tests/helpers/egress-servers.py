@@ -14,7 +14,11 @@ network.
 Every accepted connection is logged as "<server> <port>" to LOG. Writes
 READY when all are listening.
 
-usage: egress-servers.py CERT KEY LOG READY
+With "public", only one server, "public", the web server above on every
+address's ports 80 and 443: it stands for a site on the internet, in the
+namespace egress-ns makes for that.
+
+usage: egress-servers.py CERT KEY LOG READY [public]
 """
 import socket
 import ssl
@@ -108,18 +112,24 @@ def listen(family, addr, port):
 
 tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 tls.load_cert_chain(cert, key)
-servers = [
-    (listen(socket.AF_INET, "127.0.0.1", 8080), "web", web, tls),
-    (listen(socket.AF_INET, "127.0.0.1", 8081), "evil", web, None),
-    (listen(socket.AF_INET, "127.0.0.1", 7000), "echo", echo, None),
-    (listen(socket.AF_INET, "0.0.0.0", 80), "canary", canary, None),
-    (listen(socket.AF_INET, "0.0.0.0", 443), "canary", canary, None),
-]
-try:
-    servers.append((listen(socket.AF_INET6, "::", 80), "canary6", canary, None))
-    servers.append((listen(socket.AF_INET6, "::", 443), "canary6", canary, None))
-except OSError:
-    pass  # no IPv6 in this namespace: the IPv6 names fail to connect anyway
+if sys.argv[5:] == ["public"]:
+    servers = [
+        (listen(socket.AF_INET, "0.0.0.0", 80), "public", web, tls),
+        (listen(socket.AF_INET, "0.0.0.0", 443), "public", web, tls),
+    ]
+else:
+    servers = [
+        (listen(socket.AF_INET, "127.0.0.1", 8080), "web", web, tls),
+        (listen(socket.AF_INET, "127.0.0.1", 8081), "evil", web, None),
+        (listen(socket.AF_INET, "127.0.0.1", 7000), "echo", echo, None),
+        (listen(socket.AF_INET, "0.0.0.0", 80), "canary", canary, None),
+        (listen(socket.AF_INET, "0.0.0.0", 443), "canary", canary, None),
+    ]
+    try:
+        servers.append((listen(socket.AF_INET6, "::", 80), "canary6", canary, None))
+        servers.append((listen(socket.AF_INET6, "::", 443), "canary6", canary, None))
+    except OSError:
+        pass  # no IPv6 in this namespace: the IPv6 names fail to connect anyway
 for s, name, handler, ctx in servers:
     threading.Thread(target=serve, args=(s, name, handler, ctx), daemon=True).start()
 with open(readypath, "w") as f:
