@@ -502,6 +502,30 @@ except socket.gaierror:
 	assert_line_re '^nx.test.example.corp.test.example A$'
 }
 
+@test "the applet chain printed by --plan makes the same egress box, and leaves nothing behind [rootless]" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	ln -s "$TK" "$BATS_TEST_TMPDIR/bin/kern-cg"
+	"$TK" box eg-plan --image host -v "$EG:$EG:ro" --egress-allow test.example --plan -- sh -c "
+		curl -sS --cacert $EG/cert.pem https://test.example/chain
+		curl -sS -o /dev/null -w '%{http_code}\n' http://evil.example/
+		ls -l /proc/\$\$/fd | grep -c -- '->'
+		env | grep -ci _proxy=" >"$BATS_TEST_TMPDIR/plan.sh"
+	grep -q -- '--egress-fd' "$BATS_TEST_TMPDIR/plan.sh"
+	run in_host "$PROXY_OF
+		PATH=$BATS_TEST_TMPDIR/bin:\$PATH sh $BATS_TEST_TMPDIR/plan.sh 2>/dev/null &
+		sup=\$!
+		for _ in \$(seq 100); do p=\$(proxy_of \$sup); [ -n \"\$p\" ] && break; sleep 0.02; done
+		wait \$sup; echo box=\$?
+		[ -e /proc/\$p ] && echo left=\$(cut -d' ' -f3 /proc/\$p/stat) || echo left=none"
+	assert_status 0
+	[ "${lines[0]}" = "server=web-tls line=GET /chain HTTP/1.1 host=test.example body=" ]
+	[ "${lines[1]}" = 403 ]
+	[ "${lines[2]}" = 3 ]
+	[ "${lines[3]}" = 4 ]
+	assert_line_re '^box=0$'
+	assert_line_re '^left=none$'
+}
+
 @test "EG-10: kern box refuses bad --egress-allow entries, and --egress-allow with --net or -d [rootless]" {
 	long=$(printf 'a%.0s' $(seq 64)).com
 	for e in -a.com a..b "$long" 1.2.3.4 '*' com 'pypi.org,-x.org'; do
