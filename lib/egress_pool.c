@@ -1,6 +1,7 @@
 /* Resolver threads: a mutex-guarded FIFO in, a pipe of pointers out (a
  * pointer write is atomic, and the proxy caps outstanding jobs far below a
- * pipe's capacity, so workers never block on it). */
+ * pipe's capacity, so workers never block on it). Threads are made as
+ * needed, up to the maximum: each counts against the box's pids cap. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -13,6 +14,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
 static struct egress_job *head, **tail = &head;
 static int done_pipe[2] = {-1, -1};
+static int nthreads, max_threads, idle;
 
 /* A job pointer as the bytes that cross the pipe. */
 union job_bytes {
@@ -25,8 +27,10 @@ static void *worker(void *arg)
 	(void)arg;
 	for (;;) {
 		pthread_mutex_lock(&lock);
+		idle++;
 		while (!head)
 			pthread_cond_wait(&ready, &lock);
+		idle--;
 		struct egress_job *j = head;
 		head = j->next;
 		if (!head)
@@ -42,32 +46,39 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int egress_pool_start(int n)
+/* One more worker; called with lock held (or before any worker exists). */
+static int spawn(void)
 {
 	pthread_attr_t attr;
+	pthread_t t;
 	sigset_t all, old;
-	if (pipe2(done_pipe, O_CLOEXEC) < 0)
-		return -1;
-	if (fcntl(done_pipe[0], F_SETFL, O_NONBLOCK) < 0)
-		return -1;
 	/* getaddrinfo() needs little stack; 256 KiB leaves room for NSS. */
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 << 10);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (int i = 0; i < n; i++) {
-		pthread_t t;
-		int err = pthread_create(&t, &attr, worker, NULL);
-		if (err) {
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-			pthread_attr_destroy(&attr);
-			errno = err;
-			return -1;
-		}
-	}
+	int err = pthread_create(&t, &attr, worker, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
+	if (err)
+		return err;
+	nthreads++;
+	return 0;
+}
+
+int egress_pool_start(int n)
+{
+	if (pipe2(done_pipe, O_CLOEXEC) < 0)
+		return -1;
+	if (fcntl(done_pipe[0], F_SETFL, O_NONBLOCK) < 0)
+		return -1;
+	max_threads = n;
+	int err = spawn();
+	if (err) {
+		errno = err;
+		return -1;
+	}
 	return done_pipe[0];
 }
 
@@ -78,6 +89,10 @@ void egress_pool_submit(struct egress_job *j)
 	pthread_mutex_lock(&lock);
 	*tail = j;
 	tail = &j->next;
+	/* Every worker busy (a slow name): add one if the cap allows; if the
+	 * box's pids cap does not, the job waits its turn. */
+	if (idle == 0 && nthreads < max_threads)
+		(void)spawn();
 	pthread_cond_signal(&ready);
 	pthread_mutex_unlock(&lock);
 }

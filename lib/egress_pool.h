@@ -17,8 +17,9 @@ struct egress_job {
 	struct egress_job *next;
 };
 
-/* Starts n threads. Returns the read end (non-blocking) of the pipe that
- * carries finished jobs, or -1 with errno set. */
+/* Starts one thread, and allows up to n as names wait for an answer.
+ * Returns the read end (non-blocking) of the pipe that carries finished
+ * jobs, or -1 with errno set. */
 int egress_pool_start(int n);
 /* Queues j; it comes back through egress_pool_done(), cancelled or not. */
 void egress_pool_submit(struct egress_job *j);

@@ -3,7 +3,8 @@
 the test's own network namespace (tests/helpers/egress-ns points the
 resolver there). It answers a fixed zone, NXDOMAIN for everything else,
 and logs every question as "<name> <type>" so tests can see exactly what
-the proxy asked.
+the proxy asked. Questions about dns-slow.test.example get no answer at
+all, so the resolver waits for its timeout.
 
 usage: egress-dns.py LOG READY
 """
@@ -45,6 +46,8 @@ def answer(msg):
     with open(logpath, "a") as f:
         f.write("%s %s\n" % (name, TYPES.get(qtype, qtype)))
     key = name.lower().rstrip(".")
+    if key == "dns-slow.test.example":
+        return None
     records = [r for r in ZONE.get(key, []) if r[0] == qtype]
     rcode = 0 if key in ZONE else 3
     out = struct.pack(">HHHHHH", ident, 0x8400 | rcode, 1, len(records), 0, 0) + question
