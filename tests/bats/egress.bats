@@ -560,7 +560,7 @@ except socket.gaierror:
 @test "the start note says what the box can reach; -q silences it [rootless]" {
 	run in_box test.example 'true'
 	assert_status 0
-	grep -qx 'kern: note: this box reaches only test.example (and their subdomains) through an HTTP CONNECT/forward proxy at http://127.0.0.1:3128; it has no other route' "$BATS_TEST_TMPDIR/kern.err"
+	grep -qx 'kern: note: this box reaches only test.example and its subdomains, through an HTTP CONNECT/forward proxy at http://127.0.0.1:3128; it has no other route' "$BATS_TEST_TMPDIR/kern.err"
 	run in_box test.example 'true' -q
 	assert_status 0
 	[ ! -s "$BATS_TEST_TMPDIR/kern.err" ]
