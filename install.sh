@@ -32,7 +32,7 @@ fi
 build_deps="make gcc pkgconf libc6-dev libseccomp-dev libcap-dev libarchive-dev libcurl4-openssl-dev
  libmbedtls-dev libjsmn-dev zlib1g-dev libbz2-dev liblzma-dev libzstd-dev liblz4-dev libacl1-dev
  libxml2-dev dpkg-dev uidmap autoconf automake libtool patch file debian-archive-keyring ca-certificates"
-test_deps="bats mandoc cppcheck clang-tidy clang libclang-rt-14-dev python3 python3-pytest umoci
+test_deps="bats mandoc cppcheck clang-tidy clang libclang-rt-14-dev python3 python3-pytest umoci zstd
  docker-registry skopeo debootstrap busybox-static iproute2 openssl curl bubblewrap procps"
 # One dpkg-query for all of them: a second run of install.sh stays quick.
 installed=" $(dpkg-query -W -f='${db:Status-Abbrev}${Package}\n' $build_deps $test_deps 2>/dev/null |

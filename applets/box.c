@@ -1030,8 +1030,9 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	if (a->net == NET_EGRESS) {
 		struct egress_config ec = {.allow = a->egress, .nallow = a->negress,
 					   .runtime = l.runtime, .name = a->name, .cg = cg};
-		note("this box reaches only %s (and their subdomains) through an HTTP CONNECT/forward "
-		     "proxy at %s; it has no other route", a->egress_raw, EGRESS_PROXY_URL);
+		note("this box reaches only %s and %s subdomains, through an HTTP CONNECT/forward "
+		     "proxy at %s; it has no other route", a->egress_raw, a->negress > 1 ? "their" : "its",
+		     EGRESS_PROXY_URL);
 		(void)egress_start(&ec, &egress_ctl);
 		test_phase("egress");
 	}

@@ -1,14 +1,348 @@
-/* kern-doctor: say what this host can enforce, and how to fix what it cannot */
+/* kern doctor: one screen saying what this host can enforce for boxes run
+ * by this user, each missing piece with its fix. Every answer comes from
+ * trying the thing (a user namespace, an overlay inside one, a real box
+ * cgroup with caps read back), not from guessing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <linux/seccomp.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "applet.h"
+#include "cg_layout.h"
+#include "cgroup.h"
+#include "diag.h"
+#include "env.h"
+#include "ns.h"
 
 static const char usage[] =
-"usage: kern doctor\n";
+"usage: kern doctor\n"
+"\n"
+"Say what this host can enforce for boxes run by this user: user\n"
+"namespaces, uid ranges, overlay in a user namespace, the cgroup layout and\n"
+"which caps kern can apply as this user, seccomp, AppArmor, Landlock; each\n"
+"missing piece with its fix. Exit 0 when a capped box can run here, 2 when\n"
+"something a box needs is missing.\n";
+
+static int problems;
+
+static void row(const char *what, const char *verdict, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void row(const char *what, const char *verdict, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	printf("  %-18s %-6s %s\n", what, verdict, text);
+}
+
+static void fix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fix(const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	printf("  %-18s %-6s fix: %s\n", "", "", text);
+}
+
+static int read_int(const char *path, long *v)
+{
+	char buf[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	*v = strtol(buf, NULL, 10);
+	return 0;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* Run probe in a child; its exit status is 0 or an errno. */
+static int in_child(int (*probe)(void))
+{
+	int st;
+	pid_t p = fork();
+	if (p == 0)
+		_exit(probe());
+	if (p < 0 || waitpid(p, &st, 0) < 0)
+		return errno;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : EINTR;
+}
+
+static int probe_userns(void)
+{
+	return unshare(CLONE_NEWUSER) == 0 ? 0 : errno;
+}
+
+/* Overlay with its lower on the host filesystem and upper/work on a
+ * tmpfs, inside a fresh user and mount namespace, as a box's root is. */
+static int probe_overlay(void)
+{
+	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return errno;
+	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
+	if (write_str("/proc/self/uid_map", map) < 0)
+		return errno;
+	(void)write_str("/proc/self/setgroups", "deny");
+	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
+	if (write_str("/proc/self/gid_map", map) < 0)
+		return errno;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("doctor", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") < 0)
+		return errno;
+	if (mkdir("/tmp/u", 0755) < 0 || mkdir("/tmp/w", 0755) < 0 || mkdir("/tmp/m", 0755) < 0)
+		return errno;
+	if (mount("overlay", "/tmp/m", "overlay", MS_NOSUID | MS_NODEV,
+		  "lowerdir=/etc,upperdir=/tmp/u,workdir=/tmp/w") < 0)
+		return errno;
+	return 0;
+}
+
+static void check_userns(int *userns_ok)
+{
+	int e = in_child(probe_userns);
+	long v;
+	*userns_ok = e == 0;
+	if (e == 0) {
+		row("user namespaces", "ok", "this user can create them");
+		return;
+	}
+	problems++;
+	row("user namespaces", "NO", "unshare(CLONE_NEWUSER): %s; no box can start", strerror(e));
+	if (read_int("/proc/sys/kernel/unprivileged_userns_clone", &v) == 0 && v == 0)
+		fix("sysctl -w kernel.unprivileged_userns_clone=1");
+	else if (read_int("/proc/sys/user/max_user_namespaces", &v) == 0 && v == 0)
+		fix("sysctl -w user.max_user_namespaces=15000");
+	else if (read_int("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) == 0 && v == 1)
+		fix("sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or give kern an AppArmor "
+		    "profile with `userns,`");
+	else
+		fix("a kernel with CONFIG_USER_NS, and no seccomp or LSM policy denying unshare here");
+}
+
+static void check_ranges(void)
+{
+	uid_t uid = geteuid();
+	struct passwd *pw = getpwuid(uid);
+	const char *login = pw ? pw->pw_name : "?";
+	unsigned long us, uc, gs, gc;
+	int hu = subid_range("/etc/subuid", uid, login, &us, &uc) == 0;
+	int hg = subid_range("/etc/subgid", uid, login, &gs, &gc) == 0;
+	if (hu && hg && ns_range_available(uid)) {
+		row("uid ranges", "ok", "%s maps %lu uids from %lu and %lu gids from %lu%s", login, uc, us,
+		    gc, gs, uid == 0 ? " (written directly as root)" : " via newuidmap/newgidmap");
+		return;
+	}
+	row("uid ranges", "none", "images with several users (--user, --uid-range) fall back to a "
+	    "single-id map");
+	if (!hu || !hg)
+		fix("usermod --add-subuids 100000-165535 --add-subgids 100000-165535 %s", login);
+	else
+		fix("apt-get install uidmap (newuidmap and newgidmap)");
+}
+
+static void check_overlay(int userns_ok)
+{
+	int e;
+	if (!userns_ok) {
+		row("overlay in userns", "-", "needs user namespaces");
+		return;
+	}
+	e = in_child(probe_overlay);
+	if (e == 0) {
+		row("overlay in userns", "ok", "an overlay root mounts inside a user namespace");
+		return;
+	}
+	problems++;
+	row("overlay in userns", "NO", "mount overlay: %s; image boxes cannot start", strerror(e));
+	fix("Linux 5.11 or later with overlayfs (modprobe overlay)");
+}
+
+static const char *layout_text(struct cg_layout *l, char *buf, size_t len)
+{
+	size_t o = 0;
+	if (l->version == 2) {
+		snprintf(buf, len, "cgroup v2 at /sys/fs/cgroup");
+		return buf;
+	}
+	if (l->version == 0) {
+		snprintf(buf, len, "no cgroup controllers mounted");
+		return buf;
+	}
+	o += (size_t)snprintf(buf, len, "v1/hybrid:");
+	for (int c = 0; c < CG_NCTL && o < len; c++) {
+		struct cg_mount *m = cg_mount_of(l, (enum cg_ctl)c);
+		if (m)
+			o += (size_t)snprintf(buf + o, len - o, " %s", cg_ctl_name((enum cg_ctl)c));
+	}
+	if (o < len)
+		snprintf(buf + o, len - o, " on v1 mounts");
+	return buf;
+}
+
+static void delegation_fix(struct cg_layout *l, uid_t uid)
+{
+	if (l->version == 1) {
+		fix("as root: for c in memory pids cpu; do d=/sys/fs/cgroup/$c/kern/user-%u; "
+		    "mkdir -p $d && chown -R %u $d; done", (unsigned)uid, (unsigned)uid);
+		return;
+	}
+	fix("log in through systemd (user@%u.service delegates memory and pids), or run kern "
+	    "inside `systemd-run --user --scope -p Delegate=yes`, or, as root, move this user's "
+	    "session into a cgroup owned by uid %u with +memory +pids in its parent's "
+	    "cgroup.subtree_control", (unsigned)uid, (unsigned)uid);
+}
+
+static int check_cgroups(void)
+{
+	struct cg_layout l;
+	struct cg_limits req = {.memory = 64 << 20, .memory_given = 1, .pids = 64, .pids_given = 1,
+				.cpu_micro = 500000, .allow_uncapped = 1};
+	struct cg_box *cg = NULL;
+	char buf[512];
+	uid_t uid = geteuid();
+	unsigned e;
+
+	if (cg_detect(&l) < 0)
+		memset(&l, 0, sizeof l);
+	row("cgroups", l.version ? "ok" : "NO", "%s", layout_text(&l, buf, sizeof buf));
+	req.no_scope = env_get("KERN_NO_SCOPE") != NULL;
+	if (cg_create("doctor", getpid(), &req, &cg) != 0 || !cg) {
+		row("caps as this user", "NO", "creating a box cgroup failed (see the line above)");
+		return 0;
+	}
+	e = cg_enforced(cg);
+	snprintf(buf, sizeof buf, "%s%s%s", e & CG_HAS_MEMORY ? " memory" : "",
+		 e & CG_HAS_PIDS ? " pids" : "", e & CG_HAS_CPU ? " cpu" : "");
+	if ((e & (CG_HAS_MEMORY | CG_HAS_PIDS)) == (CG_HAS_MEMORY | CG_HAS_PIDS))
+		row("caps as this user", "ok", "%s enforced (%s)", buf + 1, cg_describe(cg));
+	else if (e)
+		row("caps as this user", "part", "only%s enforced (%s)", buf, cg_describe(cg));
+	else
+		row("caps as this user", "NO", "none: boxes run without memory and pids caps (with a "
+		    "warning; --require-limits refuses)");
+	if (!(e & CG_HAS_MEMORY) || !(e & CG_HAS_PIDS)) {
+		if (l.version && !cg_mount_of(&l, CG_MEMORY) && l.version == 1)
+			fix("boot with cgroup_enable=memory swapaccount=1");
+		else if (uid != 0)
+			delegation_fix(&l, uid);
+		else
+			fix("mount the memory and pids controllers (cgroup v2 at /sys/fs/cgroup, or v1 "
+			    "hierarchies) writable for root");
+	}
+	cg_destroy(cg);
+	return (e & (CG_HAS_MEMORY | CG_HAS_PIDS)) == (CG_HAS_MEMORY | CG_HAS_PIDS);
+}
+
+static void check_seccomp(int *ok)
+{
+	char buf[256] = "";
+	int fd = open("/proc/sys/kernel/seccomp/actions_avail", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		buf[n > 0 ? n : 0] = 0;
+		close(fd);
+		buf[strcspn(buf, "\n")] = 0;
+	}
+	*ok = prctl(PR_GET_SECCOMP) >= 0 && strstr(buf, "kill_process") && strstr(buf, "errno");
+	if (*ok) {
+		row("seccomp", "ok", "filters available (%s)", buf);
+		return;
+	}
+	problems++;
+	row("seccomp", "NO", "no seccomp filters with kill_process and errno; no box can start");
+	fix("a kernel with CONFIG_SECCOMP_FILTER (Linux 4.14 or later)");
+}
+
+static void check_apparmor(void)
+{
+	char v[8] = "";
+	int fd = open("/sys/module/apparmor/parameters/enabled", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, v, sizeof v - 1);
+		v[n > 0 ? n : 0] = 0;
+		close(fd);
+	}
+	if (v[0] == 'Y' && access("/sys/kernel/security/apparmor", F_OK) == 0) {
+		row("AppArmor", "ok", "enabled: --apparmor NAME can confine a box with a loaded profile");
+		return;
+	}
+	row("AppArmor", "absent", "--apparmor NAME is refused (125); everything else works");
+	if (v[0] == 'Y')
+		fix("mount securityfs: mount -t securityfs securityfs /sys/kernel/security");
+	else
+		fix("boot with apparmor=1 security=apparmor and install the apparmor package "
+		    "(only needed for --apparmor)");
+}
+
+static void check_landlock(void)
+{
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi > 0)
+		row("Landlock", "ok", "ABI %ld in the kernel; kern does not use it in this build "
+		    "(KERN_LANDLOCK_REQUIRED makes every box refuse to start)", abi);
+	else
+		row("Landlock", "absent", "%s; kern does not use it in this build",
+		    errno == EOPNOTSUPP ? "disabled at boot (lsm=)" : "not in this kernel");
+}
 
 static int doctor_main(int argc, char **argv)
 {
-	(void)argc;
+	struct utsname u;
+	struct passwd *pw = getpwuid(geteuid());
+	int userns_ok, seccomp_ok, caps_ok;
 	(void)argv;
-	return applet_not_built("doctor");
+	if (argc > 1) {
+		fatal("box", "doctor takes no arguments");
+		return EXIT_CLI;
+	}
+	uname(&u);
+	problems = 0;
+	printf("kern doctor: what this host enforces for boxes run by uid %u (%s), Linux %s %s\n",
+	       (unsigned)geteuid(), pw ? pw->pw_name : "?", u.release, u.machine);
+	fflush(stdout);
+	check_userns(&userns_ok);
+	check_ranges();
+	check_overlay(userns_ok);
+	fflush(stdout);
+	caps_ok = check_cgroups();
+	check_seccomp(&seccomp_ok);
+	check_apparmor();
+	check_landlock();
+	fflush(stdout);
+	return problems == 0 && caps_ok ? 0 : 2;
 }
 
 APPLET(doctor, "say what this host can enforce, and how to fix what it cannot", usage, doctor_main);

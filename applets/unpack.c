@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "applet.h"
@@ -68,17 +67,14 @@ static const char *digest_hex(const char *d)
 	return d + 7;
 }
 
-/* The staging name needs a digest; a file on disk has none yet, so one
- * unique to this run stands in. */
-static void run_hex(const char *layer, char out[65])
+/* The staging name needs a digest; a file on disk has none yet. One fixed
+ * name per DIR is enough (runs on a DIR are serialised by the lock), and
+ * it lets the next run remove what a killed one left behind. */
+static void run_hex(char out[65])
 {
 	unsigned char d[32];
-	char seed[512];
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	int n = snprintf(seed, sizeof seed, "%d:%lld.%ld:%s", (int)getpid(), (long long)ts.tv_sec,
-			 ts.tv_nsec, layer);
-	mbedtls_sha256_ret((const unsigned char *)seed, (size_t)(n < 0 ? 0 : n), d, 0);
+	static const char seed[] = "kern-unpack staging";
+	mbedtls_sha256_ret((const unsigned char *)seed, sizeof seed - 1, d, 0);
 	hex32(d, out);
 }
 
@@ -150,7 +146,7 @@ static int unpack_main(int argc, char **argv)
 	struct layer_reader r = {file_read, &f};
 	unsigned char diff[32], blob[32];
 	char hex[65], diff_hex[65], why[512];
-	run_hex(layer, hex);
+	run_hex(hex);
 	if (unpack_stage(&r, dfd, 0, hex, &unpack_default_limits, diff, why, sizeof why) < 0) {
 		if (f.err)
 			fatal("image", "layer '%s': read: %s", layer, strerror(f.err));

@@ -48,7 +48,9 @@ int cg_byte1(const struct cg_box *cg);
 int cg_is_v2(const struct cg_box *cg);
 
 /* Move the calling process into / back out of the box cgroup(s). The
- * supervisor enters, forks PID 1 and leaves at once (§2.5 step 12). */
+ * supervisor enters, forks PID 1 and leaves at once (§2.5 step 12). Both
+ * return 0 or -1 with errno; after a failed cg_leave() the supervisor is
+ * still inside the box and must not let the workload run. */
 int cg_enter(struct cg_box *cg);
 int cg_leave(struct cg_box *cg);
 /* Put another process in (kern exec's own pid, egress processes). */
@@ -57,7 +59,8 @@ int cg_attach(struct cg_box *cg, pid_t pid);
 /* A descriptor that becomes readable on a v1 OOM event (eventfd through
  * cgroup.event_control), or -1 when the kernel kills the group itself. */
 int cg_oom_fd(struct cg_box *cg);
-/* Called when cg_oom_fd() is readable: 1 if the kernel OOM killer acted. */
+/* Called when cg_oom_fd() is readable: 1 if the kernel OOM killer acted,
+ * and the caller then takes the whole box down with cg_kill_all(). */
 int cg_oom_fired(struct cg_box *cg);
 /* Evidence after PID 1 is reaped and before removal (§7.5). */
 int cg_oom_evidence(struct cg_box *cg);
@@ -71,5 +74,11 @@ void cg_close(struct cg_box *cg);
 
 /* Remove empty kern-box-*-<pid> directories whose pid is dead. */
 int cg_sweep_orphans(int max);
+
+/* For `kern doctor` and tests: the caps verified in force (CG_HAS_*), and
+ * one line saying where the box cgroup is ("v1 root: ..."). */
+enum { CG_HAS_MEMORY = 1, CG_HAS_PIDS = 2, CG_HAS_CPU = 4, CG_HAS_CPUSET = 8 };
+unsigned cg_enforced(const struct cg_box *cg);
+const char *cg_describe(const struct cg_box *cg);
 
 #endif

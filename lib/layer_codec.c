@@ -14,6 +14,9 @@
  * ceiling) is what real layers use and bounds our memory. */
 #define ZSTD_WINDOW_LOG_MAX 27
 #define INBUF (128 * 1024)
+/* Real streams never go long without output; an endless run of empty
+ * gzip members or zstd skippable frames would otherwise be read forever. */
+#define SILENT_MAX ((uint64_t)64 << 20)
 
 struct layer_codec {
 	const struct layer_reader *r;
@@ -27,6 +30,7 @@ struct layer_codec {
 	ZSTD_DCtx *zd;
 	size_t zstd_hint;	/* 0 once the last frame is complete */
 	int done;
+	uint64_t silent;	/* compressed bytes read since the last output */
 	mbedtls_sha256_context sha;
 	char magic[16];
 };
@@ -57,6 +61,13 @@ static int refill(struct layer_codec *c, char *why, size_t whylen)
 		}
 		c->in_pos = 0;
 		c->in_len = (size_t)n;
+		c->silent += (uint64_t)n;
+		if (c->kind != CODEC_PLAIN && c->silent > SILENT_MAX) {
+			say(why, whylen, "%s", c->kind == CODEC_GZIP
+				? "gzip: 64 MiB of compressed stream without any data"
+				: "zstd: 64 MiB of compressed stream without any data");
+			return -1;
+		}
 		return 1;
 	}
 }
@@ -229,8 +240,10 @@ ssize_t codec_read(struct layer_codec *c, unsigned char *buf, size_t len, char *
 		n = read_plain(c, buf, len, why, whylen);
 		break;
 	}
-	if (n > 0)
+	if (n > 0) {
 		mbedtls_sha256_update_ret(&c->sha, buf, (size_t)n);
+		c->silent = 0;
+	}
 	return n;
 }
 

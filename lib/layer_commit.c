@@ -188,7 +188,7 @@ static int apply_opaque(struct commit *c, const char *dir)
 			return fail(c, "layer writes through a symlink: opaque directory '%.300s'", dir);
 		return fail(c, "open '%.300s' for an opaque whiteout: %s", dir, strerror(e));
 	}
-	if (rmtree_children(fd, keep_reserved) < 0)
+	if (tree_rm_children(fd, keep_reserved) < 0)
 		rc = fail(c, "clear opaque directory '%.300s': %s", dir, strerror(errno));
 	close(fd);
 	grants_restore(&g);
@@ -220,7 +220,7 @@ static int apply_whiteout(struct commit *c, const char *path)
 			return fail(c, "layer writes through a symlink: whiteout '%.300s'", path);
 		return fail(c, "open the directory of whiteout '%.300s': %s", path, strerror(e));
 	}
-	if (rmtree_at(fd, name) < 0)
+	if (tree_rm_at(fd, name) < 0)
 		rc = fail(c, "apply whiteout '%.300s': %s", path, strerror(errno));
 	close(fd);
 	grants_restore(&g);
@@ -453,7 +453,7 @@ static int merge_entry(struct commit *c, int sfd, int rfd, const char *rel, cons
 		goto out;
 	}
 	/* A file or symlink replaces whatever is there, never following it. */
-	if (exists && S_ISDIR(r.st_mode) && rmtree_at(rfd, name) < 0) {
+	if (exists && S_ISDIR(r.st_mode) && tree_rm_at(rfd, name) < 0) {
 		rc = fail(c, "replace directory '%.300s': %s", path, strerror(errno));
 		goto out;
 	}
@@ -769,7 +769,7 @@ int unpack_commit(int rootfs_fd, int index, const char *hex, char *why, size_t w
 	dirmap_free(c.opaque);
 	free(c.rec);
 	close(c.stg);
-	if (rmtree_at(rootfs_fd, name) < 0 && rc == 0)
+	if (tree_rm_at(rootfs_fd, name) < 0 && rc == 0)
 		rc = fail(&c, "remove staging directory %s: %s", name, strerror(errno));
 	return rc;
 }

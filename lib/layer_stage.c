@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "diag.h"
 #include "dirmap.h"
 #include "layer_codec.h"
+#include "layer_pump.h"
 #include "layer_staging.h"
 #include "member_path.h"
 #include "path.h"
@@ -38,7 +38,7 @@ struct stage {
 	int stg;			/* the staging directory */
 	struct layer_codec *codec;
 	struct tar_scan scan;
-	unsigned char *buf;		/* one decompressed chunk, lent to libarchive */
+	struct layer_pump *pump;	/* decodes, hashes and raw-scans ahead */
 	char codec_why[256];
 	int codec_failed;
 	int eof;			/* the codec reached the end of the layer */
@@ -376,7 +376,7 @@ static int clear_name(struct stage *st, int pfd, const char *base, const char *m
 		if (keep_dir)
 			return 0;
 		drop_cache(st);
-		if (rmtree_at(pfd, base) < 0)
+		if (tree_rm_at(pfd, base) < 0)
 			return fail(st, "remove '%.300s' in staging: %s", member, strerror(errno));
 		dirmap_remove_under(st->dirs, member);
 		return 0;
@@ -623,13 +623,19 @@ static int check_framing(struct stage *st, struct archive *a, struct archive_ent
 	struct tar_scan_entry se;
 	mode_t ft = archive_entry_filetype(e);
 	la_int64_t pos = archive_read_header_position(a);
-	if (!tar_scan_next(&st->scan, &se))
+	if (!pump_scan_next(st->pump, &se))
 		return fail(st, "tar headers are ambiguous: a member at offset %lld that the raw "
 			    "headers do not show", (long long)pos);
 	if (pos != (la_int64_t)se.start)
 		return fail(st, "tar headers are ambiguous: a member at offset %lld, the raw headers "
 			    "put it at %llu", (long long)pos, (unsigned long long)se.start);
 	int ok;
+	/* libarchive makes any member with a link name (a PAX linkpath, a GNU
+	 * K record) a hardlink; other readers keep the typeflag. */
+	if ((archive_entry_hardlink(e) != NULL) != (se.type == '1') ||
+	    (archive_entry_symlink(e) != NULL && se.type != '2'))
+		return fail(st, "tar headers are ambiguous at offset %lld: a link name on a member "
+			    "of type '%c'", (long long)pos, se.type ? se.type : '0');
 	switch (se.type) {
 	case '0': case 0: case '7':
 		ok = (ft == AE_IFREG && (uint64_t)archive_entry_size(e) == se.size) ||
@@ -701,27 +707,18 @@ static int one_member(struct stage *st, struct archive *a, struct archive_entry 
 	return fail(st, "member '%.300s' has an unsupported type", raw);
 }
 
-/* libarchive's source: decompress a chunk, let the raw pass see it first. */
+/* libarchive's source: the pump's next chunk, already hashed and seen by
+ * the raw pass. */
 static la_ssize_t feed(struct archive *a, void *ctx, const void **out)
 {
 	struct stage *st = ctx;
 	(void)a;
-	ssize_t n = codec_read(st->codec, st->buf, CHUNK, st->codec_why, sizeof st->codec_why);
-	if (n < 0) {
-		st->codec_failed = 1;
-		return -1;
-	}
-	if (n == 0)
-		st->eof = 1;
-	if (n > 0 && tar_scan_feed(&st->scan, st->buf, (size_t)n) < 0)
-		return -1;
-	*out = st->buf;
-	return n;
+	return pump_next(st->pump, out);
 }
 
 /* Why the archive stopped: the raw pass and the codec know better than
- * libarchive's generic message. */
-static int stream_failed(struct stage *st, struct archive *a)
+ * libarchive's generic message. Called once the pump has stopped. */
+static int stream_failed(struct stage *st, const char *archive_msg)
 {
 	if (st->scan.failed && st->scan.bad_start)
 		return fail(st, "layer is neither gzip, zstd nor tar (it starts %s)",
@@ -732,8 +729,7 @@ static int stream_failed(struct stage *st, struct archive *a)
 		return fail(st, "%s", st->codec_why);
 	if (st->eof && tar_scan_finish(&st->scan) < 0)
 		return fail(st, "%s", st->scan.why);
-	const char *msg = archive_error_string(a);
-	return fail(st, "tar: %s", msg ? msg : "unreadable archive");
+	return fail(st, "tar: %s", *archive_msg ? archive_msg : "unreadable archive");
 }
 
 static int cmp_depth(const void *x, const void *y)
@@ -804,56 +800,56 @@ static int extract(struct stage *st)
 {
 	struct archive *a = archive_read_new();
 	struct archive_entry *e;
-	int rc = 0;
-	if (!a)
-		return fail(st, "out of memory");
+	char archive_msg[256] = "";
+	int rc = 0, broken = 0;
+	if (!a || !(st->pump = pump_start(st->codec, &st->scan, CHUNK))) {
+		if (a)
+			archive_read_free(a);
+		return fail(st, "cannot start decoding the layer: out of memory or threads");
+	}
 	/* The tar format alone: no filters (we decompress ourselves) and no
 	 * _all() registration, which would drag every format into the
 	 * static binary. */
 	archive_read_support_format_tar(a);
-	if (archive_read_open(a, st, NULL, feed, NULL) != ARCHIVE_OK) {
-		rc = stream_failed(st, a);
-		archive_read_free(a);
-		return rc;
-	}
-	for (;;) {
+	if (archive_read_open(a, st, NULL, feed, NULL) != ARCHIVE_OK)
+		broken = 1;
+	while (!broken) {
 		int r = archive_read_next_header(a, &e);
-		if (st->scan.failed || st->codec_failed) {
-			rc = stream_failed(st, a);
+		if (pump_failed(st->pump) || (r < ARCHIVE_WARN && r != ARCHIVE_EOF)) {
+			/* ARCHIVE_WARN is only libarchive noting that a UTF-8 name does
+			 * not convert to the C locale; it keeps the raw bytes. */
+			broken = 1;
 			break;
 		}
 		if (r == ARCHIVE_EOF)
 			break;
-		if (r < ARCHIVE_WARN) {
-			/* ARCHIVE_WARN is only libarchive noting that a UTF-8 name does
-			 * not convert to the C locale; it keeps the raw bytes. */
-			rc = stream_failed(st, a);
-			break;
-		}
 		r = one_member(st, a, e);
-		if (r == -2 || (r < 0 && (st->scan.failed || st->codec_failed))) {
-			rc = stream_failed(st, a);
-			break;
-		}
-		if (r < 0) {
+		if (r == -2 || (r < 0 && pump_failed(st->pump))) {
+			broken = 1;
+		} else if (r < 0) {
 			rc = -1;
 			break;
 		}
 	}
+	if (broken)
+		snprintf(archive_msg, sizeof archive_msg, "%s",
+			 archive_error_string(a) ? archive_error_string(a) : "");
 	archive_read_free(a);
-	if (rc < 0)
-		return rc;
 	/* libarchive stops at the first zero block: the rest of the stream
 	 * still feeds the hash and the end-of-archive checks. */
-	for (;;) {
-		ssize_t n = codec_read(st->codec, st->buf, CHUNK, st->codec_why, sizeof st->codec_why);
-		if (n < 0)
-			return fail(st, "%s", st->codec_why);
-		if (n == 0)
-			break;
-		if (tar_scan_feed(&st->scan, st->buf, (size_t)n) < 0)
-			return fail(st, "%s", st->scan.why);
+	if (!broken && rc == 0) {
+		const void *b;
+		ssize_t n;
+		while ((n = pump_next(st->pump, &b)) > 0)
+			;
+		broken = n < 0;
 	}
+	pump_finish(st->pump, &st->eof, &st->codec_failed, st->codec_why, sizeof st->codec_why);
+	st->pump = NULL;
+	if (broken)
+		return stream_failed(st, archive_msg);
+	if (rc < 0)
+		return rc;
 	if (tar_scan_finish(&st->scan) < 0)
 		return fail(st, "%s", st->scan.why);
 	struct tar_scan_entry left;
@@ -861,6 +857,30 @@ static int extract(struct stage *st)
 		return fail(st, "hidden member at offset %llu: the raw headers show a member the tar "
 			    "reader did not return", (unsigned long long)left.start);
 	return 0;
+}
+
+/* The umask, read from /proc so another thread never sees it changed. */
+static mode_t current_umask(void)
+{
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "re");
+	unsigned long um = 0;
+	int found = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, "Umask:", 6) == 0) {
+			char *end;
+			um = strtoul(line + 6, &end, 8);
+			found = end != line + 6 && um <= 0777;
+			break;
+		}
+	if (f)
+		fclose(f);
+	if (!found) {
+		mode_t old = umask(077);
+		umask(old);
+		return old;
+	}
+	return (mode_t)um;
 }
 
 int unpack_stage(const struct layer_reader *r, int rootfs_fd, int index, const char *hex,
@@ -879,20 +899,17 @@ int unpack_stage(const struct layer_reader *r, int rootfs_fd, int index, const c
 		return -1;
 	if (!lim)
 		lim = &unpack_default_limits;
-	mode_t um = umask(077);
-	umask(um);
-	st.umask_blocks_owner = (um & 0700) != 0;
+	st.umask_blocks_owner = (current_umask() & 0700) != 0;
 
 	/* A leftover of a killed pull goes first. */
-	if (rmtree_at(rootfs_fd, name) < 0 || mkdirat(rootfs_fd, name, 0700) < 0) {
+	if (tree_rm_at(rootfs_fd, name) < 0 || mkdirat(rootfs_fd, name, 0700) < 0) {
 		fail(&st, "create staging directory %s: %s", name, strerror(errno));
 		return -1;
 	}
 	st.stg = openat(rootfs_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	st.dirs = dirmap_new();
-	st.buf = malloc(CHUNK);
 	tar_scan_init(&st.scan, lim);
-	if (st.stg < 0 || !st.dirs || !st.buf) {
+	if (st.stg < 0 || !st.dirs) {
 		fail(&st, "open staging directory %s: %s", name, st.stg < 0 ? strerror(errno) : "out of memory");
 		goto out;
 	}
@@ -910,13 +927,12 @@ out:
 	tar_scan_free(&st.scan);
 	codec_free(st.codec);
 	dirmap_free(st.dirs);
-	free(st.buf);
 	free(st.rec);
 	if (st.stg >= 0)
 		close(st.stg);
 	if (rc < 0) {
 		int saved = errno;
-		rmtree_at(rootfs_fd, name);
+		tree_rm_at(rootfs_fd, name);
 		errno = saved;
 	}
 	return rc;
@@ -926,5 +942,5 @@ void unpack_abort(int rootfs_fd, int index, const char *hex)
 {
 	char name[STAGING_NAME_MAX], why[160];
 	if (staging_name(index, hex, name, sizeof name, why, sizeof why) == 0)
-		rmtree_at(rootfs_fd, name);
+		tree_rm_at(rootfs_fd, name);
 }

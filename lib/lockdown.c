@@ -1,83 +1,126 @@
-/* Placeholder until the lockdown lands: no_new_privs and an allow-all
- * seccomp program, so the rest of the box can be built and tested. It
- * confines NOTHING; the real filter replaces this file. */
+/* The last steps before the workload, in the order of isolation.md §2.7:
+ * rlimits (29), AppArmor (30), capabilities and the user (31), then
+ * no_new_privs and the seccomp filter (32). Runs in a single-threaded
+ * process (kern's PID 1 after fork, or `kern exec`); nothing here forks or
+ * executes anything, and nothing outside kern runs before the filter. */
 #include <errno.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+#ifdef KERN_SC12_CANARY
+#include <sys/wait.h>
+#endif
 
 #include "diag.h"
-#include "lockdown.h"
+#include "lockdown_steps.h"
 
-const int seccomp_denied_count = 35;
-
-int seccomp_mode_parse(const char *s)
+static int refuse(int for_exec, const char *why)
 {
-	if (strcmp(s, "allowlist") == 0)
-		return SECCOMP_ALLOWLIST;
-	if (strcmp(s, "denylist") == 0)
-		return SECCOMP_DENYLIST;
-	if (strcmp(s, "allowlist-audit") == 0)
-		return SECCOMP_ALLOWLIST_AUDIT;
+	if (for_exec) {
+		diag_line(0, "kern: exec: %s - refusing to run", why);
+		return EXIT_NOEXEC;
+	}
+	setup_failed("%s", why);
+	return EXIT_SETUP;
+}
+
+/* box-cli.md §2.1: ^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,127}$ */
+static int valid_profile(const char *p)
+{
+	size_t n = strlen(p);
+	if (n == 0 || n > 128 || p[0] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = p[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+/* Ask AppArmor to switch to the profile at the next execve. */
+static int apparmor_exec(const char *profile, char *why)
+{
+	static const char *const attrs[] = {"/proc/self/attr/apparmor/exec", "/proc/self/attr/exec"};
+	char cmd[160];
+	int len, err = 0;
+	const char *path = attrs[0];
+	if (!valid_profile(profile)) {
+		snprintf(why, WHY_MAX, "AppArmor profile name '%.140s' is not valid", profile);
+		return -1;
+	}
+	len = snprintf(cmd, sizeof cmd, "exec %s", profile);
+	for (size_t i = 0; i < 2; i++) {
+		int fd = open(attrs[i], O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		path = attrs[i];
+		if (fd < 0) {
+			err = errno;
+			/* The LSM-specific file is newer (5.1); the generic one
+			 * is the fallback. */
+			if (err == ENOENT && i == 0)
+				continue;
+			break;
+		}
+		ssize_t w = write(fd, cmd, (size_t)len);
+		err = w == len ? 0 : w < 0 ? errno : EIO;
+		close(fd);
+		break;
+	}
+	if (err == 0)
+		return 0;
+	/* EINVAL from the generic file: no LSM took the request, which is
+	 * what a kernel without AppArmor answers. */
+	snprintf(why, WHY_MAX, "cannot enter AppArmor profile '%s': write %s: %s%s", profile, path,
+		 strerror(err),
+		 err == EINVAL || err == ENOENT ? " (AppArmor is not enabled here, or the profile is "
+						  "not loaded)" : "");
 	return -1;
 }
 
-const char *seccomp_mode_name(int mode)
+#ifdef KERN_SC12_CANARY
+/* Test-only (tests/helpers, never in kern): runs a program that is not
+ * kern before the filter is installed, exactly what the SC-12 guard must
+ * catch. Built only into build/helpers/lockdown-run-canary. */
+static void sc12_canary(void)
 {
-	static const char *const names[] = {"allowlist", "denylist", "allowlist-audit"};
-	return mode >= 0 && mode <= 2 ? names[mode] : "?";
+	pid_t p = fork();
+	if (p == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
 }
-
-uint64_t caps_default(void)
-{
-	return 0x00000110bd84efffULL;
-}
-
-int caps_adjust(uint64_t *caps, char *const *drop, int ndrop, char *const *add, int nadd,
-		const char **bad)
-{
-	(void)caps; (void)drop; (void)ndrop; (void)add; (void)nadd; (void)bad;
-	return 0;
-}
-
-int ulimit_parse(const char *spec, struct ulimit_spec *out, const char **why)
-{
-	(void)spec; (void)out;
-	*why = "not built yet";
-	return -1;
-}
+#endif
 
 int lockdown_apply(const struct lockdown *ld, int for_exec)
 {
-	(void)ld;
-	(void)for_exec;
-	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	struct sock_fprog prog = {.len = 1, .filter = &allow};
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		setup_failed("prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
-		return EXIT_SETUP;
+	char why[WHY_MAX] = "";
+	if (ld->nulimits < 0 || ld->nulimits > LOCKDOWN_MAX_ULIMITS || ld->ngroups < 0 ||
+	    ld->ngroups > LOCKDOWN_MAX_GROUPS)
+		return refuse(for_exec, "lockdown: bad ulimit or group count");
+	if (ulimits_apply(ld->ulimits, ld->nulimits, why) < 0)
+		return refuse(for_exec, why);
+	/* Before any uid change: entering a profile may need privilege. */
+	if (ld->apparmor && apparmor_exec(ld->apparmor, why) < 0)
+		return refuse(for_exec, why);
+	if (caps_apply(ld, why) < 0)
+		return refuse(for_exec, why);
+#ifdef KERN_SC12_CANARY
+	sc12_canary();
+#endif
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		snprintf(why, sizeof why, "prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
+		return refuse(for_exec, why);
 	}
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) {
-		setup_failed("seccomp(SECCOMP_SET_MODE_FILTER): %s", strerror(errno));
-		return EXIT_SETUP;
-	}
+	if (seccomp_load(ld->seccomp_mode, why) < 0)
+		return refuse(for_exec, why);
+	/* The promise of isolation.md §2.7 step 32: never report success
+	 * unless this very process is filtered. */
+	if (!seccomp_installed())
+		return refuse(for_exec, "the seccomp filter is not installed in this process");
 	return 0;
-}
-
-int seccomp_installed(void)
-{
-	char line[256];
-	int on = 0;
-	FILE *f = fopen("/proc/self/status", "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof line, f))
-		if (strncmp(line, "Seccomp:", 8) == 0)
-			on = strstr(line, "2") != NULL;
-	fclose(f);
-	return on;
 }

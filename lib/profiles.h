@@ -4,6 +4,7 @@
 #define KERN_PROFILES_H
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define PROFILES_MAX_VDISKS 8
@@ -38,5 +39,18 @@ int profile_token_valid(const char *tok);
  * are no tokens. Returns 0, or 1 after printing `error: box: ...`. */
 int profiles_resolve(char *const *tokens, int ntokens, const char *config_flag,
 		     struct profiles *out);
+
+/* A vgpio device, for the bind into the box's /dev at the same path:
+ * walked from / one component at a time without following any symlink,
+ * and only a character device under /dev that is not memory, kmsg, kvm,
+ * tun or a terminal. Returns an O_PATH descriptor to bind from, or -1
+ * with *why saying what was refused. profiles_resolve() already checked
+ * each device once; kern-fs calls this again at bind time. */
+int vgpio_open(const char *path, const char **why);
+
+/* The --show-config lines (box-cli.md §2.4), without a newline:
+ * "devices: /dev/a,/dev/b" and "vdisks: name=<bytes>@path,...". */
+void profiles_devices_line(const struct profiles *p, char *buf, size_t len);
+void profiles_vdisks_line(const struct profiles *p, char *buf, size_t len);
 
 #endif

@@ -174,13 +174,29 @@ int supervise(struct supervisor *s)
 		s->pid1(s->ctx, report_p[1]);
 		_exit(EXIT_SETUP);
 	}
-	int enter_errno = errno;
-	cg_leave(s->cg);
+	int fork_errno = errno;
+	int left = cg_leave(s->cg);
 	close(status_p[1]);
 	close(report_p[1]);
 	if (pid1 < 0) {
-		setup_failed("fork PID 1: %s", strerror(enter_errno));
+		setup_failed("fork PID 1: %s", strerror(fork_errno));
 		alive_fail();
+		return EXIT_SETUP;
+	}
+	if (left < 0) {
+		/* Still inside the box cgroup: an OOM group kill could take the
+		 * supervisor and lose the outcome. Never run the box like that. */
+		int e = errno;
+		kill(pid1, SIGKILL);
+		waitpid(pid1, NULL, 0);
+		setup_failed("cannot leave the box cgroup after forking PID 1: %s", strerror(e));
+		alive_fail();
+		cg_destroy(s->cg);
+		s->cg = NULL;
+		if (s->scratch)
+			rmtree(s->scratch);
+		if (s->rec)
+			registry_remove(s->runtime, s->rec);
 		return EXIT_SETUP;
 	}
 	/* The alive pipe now lives only in PID 1 and the workload. */

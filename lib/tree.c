@@ -219,7 +219,7 @@ static int remove_dir(int base, const char *path)
 	return rc;
 }
 
-int rmtree_at(int dirfd, const char *name)
+int tree_rm_at(int dirfd, const char *name)
 {
 	struct stat st;
 	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
@@ -241,7 +241,7 @@ int rmtree_at(int dirfd, const char *name)
 	return rc;
 }
 
-int rmtree_children(int dirfd, int (*keep)(const char *name))
+int tree_rm_children(int dirfd, int (*keep)(const char *name))
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -267,7 +267,7 @@ int rmtree_children(int dirfd, int (*keep)(const char *name))
 	}
 	closedir(d);
 	for (size_t i = 0; i < names.n; i++) {
-		if (rc == 0 && rmtree_at(dirfd, names.v[i]) < 0)
+		if (rc == 0 && tree_rm_at(dirfd, names.v[i]) < 0)
 			rc = -1;
 		free(names.v[i]);
 	}

@@ -18,10 +18,10 @@ int tree_chmod(int dirfd, const char *name, mode_t mode);
  * unlinked; a directory is emptied by an iterative post-order walk that
  * never descends a symlink and grants itself u+rwx on every directory
  * it enters. 0 also when name does not exist. */
-int rmtree_at(int dirfd, const char *name);
+int tree_rm_at(int dirfd, const char *name);
 
 /* Remove every child of the directory dirfd (opened O_RDONLY) for which
  * keep(name) is 0. */
-int rmtree_children(int dirfd, int (*keep)(const char *name));
+int tree_rm_children(int dirfd, int (*keep)(const char *name));
 
 #endif

@@ -14,7 +14,9 @@
 /* The compressed layer bytes, pulled by the extractor as it needs them
  * (for a pull: the read callback pumps curl and hashes the compressed
  * bytes for the blob digest). Returns bytes read, 0 at end, -1 on error
- * (the reader keeps its own reason). */
+ * (the reader keeps its own reason). unpack_stage calls it from its own
+ * decoding thread, never concurrently, and reads it to the end before
+ * returning 0. */
 struct layer_reader {
 	ssize_t (*read)(void *ctx, void *buf, size_t len);
 	void *ctx;

@@ -24,7 +24,13 @@ teardown_file() {
 	hostile_stop
 }
 
+# A test that started its own hostile registry and failed before stopping it.
+teardown() {
+	[ "${HOSTILE_PID:-}" = "${FILE_HOSTILE_PID:-}" ] || hostile_stop
+}
+
 setup() {
+	FILE_HOSTILE_PID=$HOSTILE_PID
 	kern_private_dirs
 	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/cache XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config
 	CACHE=$XDG_CACHE_HOME/kern/images

@@ -54,6 +54,7 @@ hardlink-size.tar case hardlink-with-size
 device-size.tar case device-with-size
 gnu-pax-path.tar case gnu-plus-pax-path
 gnu-pax-link.tar case gnu-plus-pax-linkpath
+linkpath-file.tar case linkpath-on-file
 pax-global-path.tar case pax-global-path
 pax-global-link.tar case pax-global-linkpath
 pax-global-ok.tar case pax-global-harmless
@@ -225,6 +226,29 @@ mode_of() { stat -c %a "$ROOT/$1"; }
 	good=sha256:$(sha256sum <"$L/l1-x.tar" | cut -d' ' -f1)
 	run kern-unpack --diff-id "$good" --digest "$good" "$L/l1-x.tar" "$ROOT"
 	assert_status 0
+	[ -f "$ROOT/dir/sub/b" ]
+}
+
+@test "a kern-unpack killed mid-layer leaves staging that the next run removes [rootless]" {
+	extracts "$L/base.tar"
+	before=$(root_state)
+	# The layer arrives through a FIFO we keep open: kern-unpack waits for
+	# more, mid-layer, until it is killed.
+	mkfifo "$G/fifo"
+	kern-unpack "$G/fifo" "$ROOT" &
+	pid=$!
+	exec 4>"$G/fifo"
+	head -c 3072 "$L/l1-x.tar" >&4
+	for _ in $(seq 100); do
+		ls -A "$ROOT" | grep -q '^\.kern-stg-' && break
+		sleep 0.1
+	done
+	kill -KILL "$pid"
+	wait "$pid" || true
+	exec 4>&-
+	ls -A "$ROOT" | grep -q '^\.kern-stg-0-'
+	[ "$(root_state | grep -v '^\.kern-stg-')" = "$before" ]
+	extracts "$L/l1-x.tar"
 	[ -f "$ROOT/dir/sub/b" ]
 }
 
@@ -401,9 +425,9 @@ mode_of() { stat -c %a "$ROOT/$1"; }
 	run --separate-stderr bash -c "$MKLAYER -z gzip case endless-zeros | timeout 120 kern-unpack - '$ROOT'"
 	assert_status 1
 	[[ $stderr == *"more than 4096 zero blocks after the end of the archive" ]]
-	run --separate-stderr bash -c "$MKLAYER -z gzip case endless-data | timeout 120 kern-unpack - '$ROOT'"
+	run --separate-stderr bash -c "$MKLAYER case endless-empty-gzip | timeout 120 kern-unpack - '$ROOT'"
 	assert_status 1
-	[[ $stderr == *"decompression bomb"* ]]
+	[[ $stderr == *"gzip: 64 MiB of compressed stream without any data" ]]
 	[ -z "$(ls -A "$ROOT")" ]
 }
 
@@ -420,6 +444,12 @@ mode_of() { stat -c %a "$ROOT/$1"; }
 @test "TAR-7: two sources for one field are refused (L + PAX path, K + PAX linkpath) [rootless]" {
 	refused "$L/gnu-pax-path.tar" "two sources for one field: GNU 'L' record and pax path"
 	refused "$L/gnu-pax-link.tar" "two sources for one field: GNU 'K' record and pax linkpath"
+}
+
+@test "TAR-7: a PAX linkpath on a regular member does not turn it into a link [rootless]" {
+	extracts "$L/linkpath-file.tar"
+	[ "$(cat "$ROOT/b")" = data ]
+	[ "$(stat -c %h "$ROOT/a")" = 1 ] && [ "$(stat -c %h "$ROOT/b")" = 1 ]
 }
 
 @test "TAR-7: a PAX global header with path or linkpath is refused, a harmless one is not [rootless]" {

@@ -137,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_sandbox(root, 0);
 	}
 	close(root);
-	if (rmtree_at(sandbox, "root") != 0)
+	if (tree_rm_at(sandbox, "root") != 0)
 		die("cannot remove the root");
 	return 0;
 }

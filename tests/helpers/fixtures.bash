@@ -19,7 +19,9 @@ free_port() {
 # A world-readable fixture cache when root built it; an unprivileged run
 # that finds none builds its own copy of what it can.
 fixture_dir() {
-	if [ -r "$FIXTURE_CACHE/busybox/index.json" ] || mkdir -p "$FIXTURE_CACHE" 2>/dev/null && [ -w "$FIXTURE_CACHE" ]; then
+	if [ -r "$FIXTURE_CACHE/busybox/index.json" ]; then
+		echo "$FIXTURE_CACHE"
+	elif mkdir -p "$FIXTURE_CACHE" 2>/dev/null && [ -w "$FIXTURE_CACHE" ]; then
 		echo "$FIXTURE_CACHE"
 	else
 		mkdir -p "${BATS_FILE_TMPDIR:-/tmp}/fixtures" && echo "${BATS_FILE_TMPDIR:-/tmp}/fixtures"

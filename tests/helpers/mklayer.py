@@ -181,6 +181,12 @@ def case_long_path(arg):
     yield pax([(b"path", name.encode())]) + member(b"innocent", b"x") + END
 
 
+def case_linkpath_on_file(arg):
+    """A regular member carrying a PAX linkpath: libarchive would make it a
+    hardlink, other readers a file."""
+    yield member(b"a", b"x") + pax([(b"linkpath", b"a")]) + member(b"b", b"data") + END
+
+
 def case_gnu_plus_pax_path(arg):
     yield (gnu_long(b"L", b"from-gnu\0") + pax([(b"path", b"from-pax")]) +
            member(b"innocent", b"x") + END)
@@ -352,12 +358,18 @@ def case_endless_zeros(arg):
         yield chunk
 
 
-def case_endless_data(arg):
-    """A member header, then data that never ends (the member is 2 GiB)."""
-    yield header(b"endless", size=2 * GiB - BLOCK)
-    chunk = b"A" * (1 << 20)
+def case_endless_empty_gzip(arg):
+    """Already gzip: a valid layer's first member, then empty gzip members
+    for ever (no output, endless input). Use without -z."""
+    yield zlib.compress(b"", 6)[:0] + gzip_one(ok_member())
+    empty = gzip_one(b"") * 4096
     while True:
-        yield chunk
+        yield empty
+
+
+def gzip_one(data):
+    z = zlib.compressobj(6, zlib.DEFLATED, 31)
+    return z.compress(data) + z.flush()
 
 
 def case_not_tar(arg):
