@@ -15,9 +15,9 @@ static const char *abs_env(const char *name)
 }
 
 /* Without $HOME, the euid's home from /etc/passwd. Read with fgetpwent(),
- * not getpwuid(): in the static build getpwuid() goes through NSS, which
- * dlopen()s modules such as libnss_systemd into the static process, and
- * that crashes it. */
+ * not getpwuid(): the same file whichever libc kern is linked with, and
+ * never an NSS module (a static glibc process that dlopen()s one, such as
+ * libnss_systemd, crashes). */
 static const char *home_dir(void)
 {
 	static char home[4096];

@@ -72,11 +72,11 @@ applets() { "$STATIC" --help | sed -n 's/^  kern-\([a-z]*\) .*/\1/p'; }
 	[ "${lines[1]}" = kern-static ]
 }
 
-# glibc's static NSS would dlopen the modules /etc/nsswitch.conf names
+# A static glibc would dlopen the NSS modules /etc/nsswitch.conf names
 # (here libnss_systemd, for a uid /etc/passwd lacks) into the static
-# process, which crashes it (SIGSEGV). lib/static_nss.c pins passwd, group
-# and hosts to libc's built-in files/dns backends; --uid-range makes kern
-# look the uid up with getpwuid().
+# process, which crashes it (SIGSEGV). The static build is linked with
+# musl, which reads /etc/passwd, /etc/group and /etc/hosts itself and
+# loads nothing; --uid-range makes kern look the uid up with getpwuid().
 @test "static: a uid missing from /etc/passwd with 'passwd: files systemd' loads no NSS module and the box runs" {
 	require_root
 	# Uid 4242 must reach its runtime dir (bats' tmp dirs are root-only);

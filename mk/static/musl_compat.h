@@ -1,0 +1,45 @@
+/* Included first (-include) in every object of the static release build
+ * (mk/static.mk), which compiles kern against Debian's musl 1.2.3. That
+ * musl has no wrapper for two Linux calls kern makes; each is supplied
+ * here as the bare system call with glibc's prototype, so the sources
+ * stay the same for both C libraries. The results and errno are the
+ * kernel's, as with glibc's wrappers. glibc's malloc tuning, which musl
+ * lacks, is a no-op. */
+#ifndef KERN_MUSL_COMPAT_H
+#define KERN_MUSL_COMPAT_H
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_NOREPLACE (1 << 0)
+#define RENAME_EXCHANGE (1 << 1)
+#define RENAME_WHITEOUT (1 << 2)
+static inline int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+			    unsigned int flags)
+{
+	return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);
+}
+#endif
+
+static inline int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+			   int flags)
+{
+	return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+}
+
+/* lib/egress.c limits glibc's malloc to one arena for its resolver
+ * threads; musl's malloc has no per-thread arenas, so there is nothing to
+ * tune and no mallopt(). */
+#ifndef M_ARENA_MAX
+#define M_ARENA_MAX (-8)
+static inline int mallopt(int param, int value)
+{
+	(void)param;
+	(void)value;
+	return 1;
+}
+#endif
+
+#endif
