@@ -128,8 +128,7 @@ $(B)/kern-static: $(STATIC_OBJS) $(DEPS_READY)
 # `make install` installs build/kern-static when it exists: keep it current.
 install: $(if $(wildcard $(B)/kern-static),$(B)/kern-static)
 
-# `make bench` reports the static binary's size (bench/static-size) and
-# starts boxes with it.
+# `make bench` reports the static binary's size (bench/static-size).
 bench: static
 
 # `make check` tests the static binary (tests/bats/static.bats). Built after
