@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "applet.h"
+#include "boxproc.h"
 #include "cgroup.h"
 #include "diag.h"
 #include "ns.h"
@@ -145,7 +146,7 @@ static long long proc_started_at(pid_t pid)
  * started after the directory was made (the pid was reused). */
 static int owner_gone(pid_t pid, const struct stat *st)
 {
-	if (kill(pid, 0) < 0 && errno == ESRCH)
+	if (!proc_running(pid))
 		return 1;
 	long long started = proc_started_at(pid);
 	return started < 0 || started > (long long)st->st_mtime + 1;

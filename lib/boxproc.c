@@ -36,6 +36,12 @@ static int status_field(pid_t pid, const char *key, char *val, size_t len)
 	return -1;
 }
 
+int proc_running(pid_t pid)
+{
+	char v[32];
+	return pid > 0 && status_field(pid, "State", v, sizeof v) == 0 && v[0] != 'Z' && v[0] != 'X';
+}
+
 static pid_t proc_ppid(pid_t pid)
 {
 	char v[32];

@@ -30,6 +30,8 @@ int pidfd_wait_exit(int fd, int ms);
 /* pidfd_send_signal(2); -1 with errno. */
 int pidfd_signal(int fd, int sig);
 
+/* 1 when pid exists and is not a zombie. */
+int proc_running(pid_t pid);
 /* 1 when pid has a handler for sig (SigCgt in /proc/<pid>/status). */
 int proc_catches(pid_t pid, int sig);
 /* 1 when pid runs the same executable file as this process (a kern
