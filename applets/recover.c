@@ -177,11 +177,24 @@ static int rmtree_mapped(const char *path)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-static void reclaim_scratch(const char *runtime, char **entries, size_t n, const struct live *live,
+/* The scratch roots scratch_path() may pick: <runtime>/scratch, and
+ * /dev/shm/kern-<uid>/scratch when the runtime is on overlayfs. The
+ * second is shared by every runtime root of this uid, so a directory there
+ * may belong to a live box of another root: the owner pid decides. */
+static int scratch_root(int which, const char *runtime, char *out, size_t len)
+{
+	struct stat st;
+	if (which == 0)
+		snprintf(out, len, "%s/scratch", runtime);
+	else
+		snprintf(out, len, "/dev/shm/kern-%u/scratch", (unsigned)geteuid());
+	return lstat(out, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() ? 0 : -1;
+}
+
+static void reclaim_scratch(const char *dir, char **entries, size_t n, const struct live *live,
 			    struct tally *t)
 {
-	char dir[PATH_MAX], path[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/scratch", runtime);
+	char path[PATH_MAX];
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return;
@@ -219,11 +232,11 @@ static void reclaim_image_cache(void)
 
 static int recover_main(int argc, char **argv)
 {
-	char runtime[PATH_MAX], dir[PATH_MAX];
+	char runtime[PATH_MAX], dir[PATH_MAX], sdir[2][PATH_MAX];
 	struct live live = {0};
 	struct tally t = {0};
-	size_t nrec = 0, nscr = 0;
-	char **recs = NULL, **scr = NULL;
+	size_t nrec = 0, nscr[2] = {0, 0};
+	char **recs = NULL, **scr[2] = {NULL, NULL};
 
 	(void)argv;
 	if (argc > 1) {
@@ -234,8 +247,9 @@ static int recover_main(int argc, char **argv)
 		/* Scratch is listed BEFORE the live records are read: a box
 		 * claims its record before it makes its scratch, so any scratch
 		 * seen here whose box is alive is in the list read next. */
-		snprintf(dir, sizeof dir, "%s/scratch", runtime);
-		scr = list_dir(dir, &nscr);
+		for (int i = 0; i < 2; i++)
+			if (scratch_root(i, runtime, sdir[i], sizeof sdir[i]) == 0)
+				scr[i] = list_dir(sdir[i], &nscr[i]);
 		snprintf(dir, sizeof dir, "%s/instances", runtime);
 		recs = list_dir(dir, &nrec);
 		registry_each(runtime, add_live, &live);
@@ -245,8 +259,9 @@ static int recover_main(int argc, char **argv)
 			if (box_name_valid(recs[i]) && access(path, F_OK) < 0 && errno == ENOENT)
 				t.records++;
 		}
-		if (!live.oom)
-			reclaim_scratch(runtime, scr, nscr, &live, &t);
+		for (int i = 0; i < 2 && !live.oom; i++)
+			if (scr[i])
+				reclaim_scratch(sdir[i], scr[i], nscr[i], &live, &t);
 		/* Egress: the proxy shares its listener over an inherited
 		 * descriptor, so no socket file is left under <runtime>. */
 	}
@@ -259,7 +274,8 @@ static int recover_main(int argc, char **argv)
 		     t.records == 1 ? "" : "s", t.scratch, t.scratch == 1 ? "y" : "ies", t.cgroups,
 		     t.cgroups == 1 ? "" : "s");
 	free_list(recs, nrec);
-	free_list(scr, nscr);
+	free_list(scr[0], nscr[0]);
+	free_list(scr[1], nscr[1]);
 	free_list(live.scratch, live.n);
 	return 0;
 }

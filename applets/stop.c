@@ -156,13 +156,9 @@ static int stop_main(int argc, char **argv)
 		char *t = argv[i], *v = NULL, *eq = strchr(t, '=');
 		int is_sig = 0, is_time = 0;
 		size_t flen = eq && t[1] == '-' ? (size_t)(eq - t) : strlen(t);
-		if (!strncmp(t, "--stop-signal", flen) && flen == 13)
+		if ((flen == 13 && !strncmp(t, "--stop-signal", flen)) || !strcmp(t, "-s"))
 			is_sig = 1;
-		else if (!strcmp(t, "-s"))
-			is_sig = 1;
-		else if (!strncmp(t, "--stop-timeout", flen) && flen == 14)
-			is_time = 1;
-		else if (!strcmp(t, "-t"))
+		else if ((flen == 14 && !strncmp(t, "--stop-timeout", flen)) || !strcmp(t, "-t"))
 			is_time = 1;
 		if (is_sig || is_time) {
 			if (eq && t[1] == '-') {

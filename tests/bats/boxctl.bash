@@ -2,23 +2,16 @@
 # detached boxes, outcome-byte and alive-pipe capture, and the end-of-test
 # check that no box, record or scratch directory is left.
 
-# A minimal rootfs from the static busybox (apt: busybox-static), with an
-# /etc of its own: app (1000) and nobody, a group staff listing app.
+# The busybox rootfs of helper.bash (mkrootfs), plus a marker file the
+# host does not have and the applets these tests use beyond mkrootfs's.
 make_rootfs() {
-	local r=$1 a
-	[ -d "$r" ] && return 0
+	local r a
 	[ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 ||
 		skip "needs a static /bin/busybox (apt-get install busybox-static)"
-	mkdir -p "$r/bin" "$r/etc" "$r/tmp" "$r/proc" "$r/dev" "$r/sys" "$r/root" "$r/home/app" "$r/srv"
-	cp /bin/busybox "$r/bin/busybox"
-	for a in sh ls cat id hostname sleep echo grep wc tr kill true false touch chown chmod mkdir \
-		pwd env head od stat rm dd printf seq test awk sed; do
-		ln -s busybox "$r/bin/$a"
-	done
-	printf 'root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' >"$r/etc/passwd"
-	printf 'root:x:0:\napp:x:1000:\nstaff:x:50:app\nnogroup:x:65534:\n' >"$r/etc/group"
+	r=$(mkrootfs "$1") || return 1
+	mkdir -p "$r/srv" "$r/home/app" "$r/proc" "$r/dev"
+	for a in awk pwd chown; do ln -sf busybox "$r/bin/$a"; done
 	echo "box-rootfs" >"$r/srv/marker"
-	chmod 1777 "$r/tmp"
 }
 
 ROOTFS() { echo "$BATS_FILE_TMPDIR/rootfs"; }
@@ -38,8 +31,6 @@ box_field() {
 		python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[0][sys.argv[1]] if r else "")' "$2"
 }
 
-runtime_dir() { echo "$XDG_RUNTIME_DIR/kern"; }
-
 # Milliseconds since the epoch.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
@@ -51,7 +42,7 @@ with_fds() {
 	: >"$ALIVE"
 	run env KERN_STARTED_FD=5 KERN_ALIVE_FD=6 "$@" 5>"$STARTED" 6>"$ALIVE"
 }
-started_bytes() { od -An -tu1 "$STARTED" | tr -s ' ' | sed 's/^ //; s/ $//'; }
+started_bytes() { outcome "$STARTED"; }
 alive_bytes() { cat "$ALIVE"; }
 
 # Stop whatever a test left running, reclaim, and check nothing remains.
