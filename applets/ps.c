@@ -22,7 +22,7 @@ static const char usage[] =
 	"  -q, --quiet            names only, one per line\n"
 	"  -f, --filter KEY=VAL   name=NAME: only the box named exactly NAME;\n"
 	"                         label=KEY or label=KEY=VALUE: boxes with that label\n"
-	"                         (repeatable: every filter must match)\n"
+	"                         (repeatable: any of the names, all of the labels)\n"
 	"  --json                 a JSON array of objects: name, status (\"running\"),\n"
 	"                         labels, image, created, pid, pid1, seccomp, user\n"
 	"\n"
@@ -54,15 +54,16 @@ static int has_label(const struct box_record *r, const char *want)
 	return 0;
 }
 
+/* As docker does: any of the names, all of the labels. */
 static int wanted(const struct ps *p, const struct box_record *r)
 {
-	for (int i = 0; i < p->nnames; i++)
-		if (strcmp(r->name, p->names[i]) != 0)
-			return 0;
-	for (int i = 0; i < p->nlabels; i++)
+	int named = p->nnames == 0;
+	for (int i = 0; i < p->nnames && !named; i++)
+		named = strcmp(r->name, p->names[i]) == 0;
+	for (int i = 0; i < p->nlabels && named; i++)
 		if (!has_label(r, p->labels[i]))
 			return 0;
-	return 1;
+	return named;
 }
 
 /* registry_each frees its record after the call: keep a copy. */

@@ -9,7 +9,10 @@ setup() { kern_private_dirs; }
 
 teardown() { boxes_cleanup; }
 
-@test "CONC-3: start, stop, ps and exec storm on 50 names [rootless]" {
+# Root only: the registry, stop and exec take the same paths rootless (the
+# [rootless] tests of boxctl.bats cover those), and the storm is the
+# slowest test here.
+@test "CONC-3: start, stop, ps and exec storm on 50 names" {
 	m=$BATS_TEST_TMPDIR/m
 	log=$BATS_TEST_TMPDIR/log
 	mkdir -p "$m"

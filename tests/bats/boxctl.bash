@@ -25,6 +25,24 @@ kern_d() {
 	[ "$out" = "$name" ] || { echo "kern box -d printed '$out', not '$name'"; return 1; }
 }
 
+# A field of a box's registry record, straight from the file (fast enough
+# to poll): rec_field NAME KEY
+rec_field() {
+	awk -F'\t' -v k="$2" '$1 == k { print $2 }' "$(runtime_dir)/instances/$1" 2>/dev/null
+}
+
+# wait_pid1 NAME: until the box's PID 1 is recorded (at most 10 s).
+wait_pid1() {
+	local p
+	for _ in $(seq 200); do
+		p=$(rec_field "$1" pid1)
+		[ -n "$p" ] && [ "$p" != 0 ] && return 0
+		sleep 0.05
+	done
+	echo "box $1 never recorded its PID 1"
+	return 1
+}
+
 # Field of a box's JSON row from kern ps: box_field NAME KEY
 box_field() {
 	"$KERN" ps --json --filter "name=$1" |
@@ -34,13 +52,16 @@ box_field() {
 # Milliseconds since the epoch.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# with_fds CMD...: run CMD with KERN_STARTED_FD=5 (into $STARTED) and
-# KERN_ALIVE_FD=6 (into $ALIVE); sets status and output like `run`.
+# with_fds [-N] CMD...: run CMD with KERN_STARTED_FD=5 (into $STARTED) and
+# KERN_ALIVE_FD=6 (into $ALIVE); sets status and output like `run` (and
+# -N expects status N, as `run -N` does).
 with_fds() {
+	local expect=()
+	[[ $1 == -[0-9]* ]] && { expect=("$1"); shift; }
 	STARTED=$BATS_TEST_TMPDIR/started.$RANDOM ALIVE=$BATS_TEST_TMPDIR/alive.$RANDOM
 	: >"$STARTED"
 	: >"$ALIVE"
-	run env KERN_STARTED_FD=5 KERN_ALIVE_FD=6 "$@" 5>"$STARTED" 6>"$ALIVE"
+	run "${expect[@]}" env KERN_STARTED_FD=5 KERN_ALIVE_FD=6 "$@" 5>"$STARTED" 6>"$ALIVE"
 }
 started_bytes() { outcome "$STARTED"; }
 alive_bytes() { cat "$ALIVE"; }
