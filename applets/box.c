@@ -1001,6 +1001,13 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 		setup_failed("no scratch directory off overlayfs: %s", strerror(errno));
 		return fail_started(&l, EXIT_SETUP);
 	}
+	/* For `kern exec` (borrowed like the labels; never freed here). */
+	rec.env = l.env.v;
+	snprintf(rec.workdir, sizeof rec.workdir, "%s",
+		 a->workdir ? a->workdir : (l.icfg.workdir && *l.icfg.workdir ? l.icfg.workdir : "/"));
+	snprintf(rec.apparmor, sizeof rec.apparmor, "%s", a->apparmor ? a->apparmor : "");
+	for (int i = 0; i < a->nulimits && i < RECORD_MAX_ULIMITS; i++)
+		rec.ulimits[rec.nulimits++] = a->ulimit_raw[i];
 	if ((rc = registry_claim(l.runtime, &rec))) {
 		rec.nlabels = 0;
 		if (detach_fd >= 0) {

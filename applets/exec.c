@@ -1,14 +1,600 @@
-/* kern-exec: run a command inside a running box */
+/* kern exec: run a command inside a running box (isolation.md §10,
+ * box-cli.md §7.2).
+ *
+ * Three processes, so that the one the caller waits for never leaves the
+ * host: kern exec itself finds the box, proves its PID 1, opens the
+ * namespaces and the cgroup, and stays on the host to wait, forward
+ * signals, read the OOM evidence and write the outcome bytes. Its child
+ * joins the box cgroup and every namespace, then forks the command's
+ * process, which is born inside the box's pid namespace; it waits for it
+ * and relays its status. The command's process changes directory,
+ * resolves -u in the box's own files, takes the box's RECORDED
+ * capabilities, AppArmor profile, no_new_privs and seccomp mode, closes
+ * every other descriptor and execs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "applet.h"
+#include "boxproc.h"
+#include "cgroup.h"
+#include "diag.h"
+#include "env.h"
+#include "envfile.h"
+#include "fdutil.h"
+#include "init.h"
+#include "lockdown.h"
+#include "path.h"
+#include "registry.h"
+#include "report.h"
+#include "strv.h"
+#include "supervise.h"
+#include "users.h"
+#include "xdg.h"
 
 static const char usage[] =
-"usage: kern exec NAME [-w DIR] [-u <user>] [-e K=V]... [--env-file PATH] -- CMD [ARG...]\n";
+	"usage: kern exec NAME [-w DIR] [-u <user>] [-e K=V]... [--env-file PATH] -- CMD [ARG...]\n"
+	"\n"
+	"Run CMD inside the running box NAME: in its namespaces and cgroup, with its\n"
+	"environment, its recorded capabilities and seccomp mode.\n"
+	"\n"
+	"  -w, --workdir DIR      working directory in the box (default: the box's)\n"
+	"  -u, --user <user>      uid, name, uid:gid or name:group, resolved in the\n"
+	"                         box's /etc/passwd and /etc/group (default: the box's)\n"
+	"  -e, --env K=V          set a variable on top of the box's environment\n"
+	"  --env-file PATH        KEY=VALUE lines (also /proc/self/fd/N)\n"
+	"\n"
+	"KERN_STARTED_FD and KERN_ALIVE_FD work as for `kern box`.\n"
+	"\n"
+	"Exit status: CMD's own; 128+N when it was killed by signal N; 127 when CMD\n"
+	"or DIR cannot be used; 126 when CMD is not executable or kern refuses to run\n"
+	"it (`kern: exec: ... - refusing to run`); 1 when there is no such box or for\n"
+	"a usage error.\n";
+
+#define MAX_ENV 1024
+/* How long a box may take from its record to a PID 1 that finished setup. */
+#define READY_WAIT_MS 3000
+
+struct exec_args {
+	const char *name;
+	const char *workdir;		/* -w, or NULL */
+	const char *user;		/* -u, or NULL */
+	char *env_kv[MAX_ENV];
+	int nenv_kv;
+	struct strv envfile;
+	char **cmd;
+};
+
+/* The namespaces in the order of isolation.md §10: user first, so the
+ * others are joined with the box's own privilege. */
+static const struct {
+	const char *name;
+	int type;
+} nss[] = {
+	{"user", CLONE_NEWUSER}, {"cgroup", CLONE_NEWCGROUP}, {"ipc", CLONE_NEWIPC},
+	{"uts", CLONE_NEWUTS},   {"net", CLONE_NEWNET},       {"mnt", CLONE_NEWNS},
+	{"pid", CLONE_NEWPID},
+};
+#define NNS (sizeof nss / sizeof nss[0])
+
+struct exec_run {
+	struct exec_args *a;
+	struct box_record rec;
+	struct box_procs bp;
+	int nsfd[NNS];			/* -1 where the namespace is already ours */
+	struct cg_box *cg;
+	struct strv env;
+	struct lockdown ld;
+	const char *workdir;
+	int workdir_given;
+	int alive_fd, started_fd;
+	int status_w;			/* command process -> kern exec: 'E' entered, 'R' refused */
+	int relay_w;			/* relay -> kern exec: the command's wait status */
+	int relay_pidfd;		/* the relay, for the command process to watch */
+	sigset_t orig;
+};
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static void alive_x(int fd)
+{
+	if (fd >= 0)
+		(void)write_all(fd, "x", 1);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fatal("box", fmt, arg);
+	return EXIT_CLI;
+}
+
+/* A path inside kern's own state (runtime, cache, config, data). */
+static int inside_state(const char *path)
+{
+	static const enum kern_dir dirs[] = {KDIR_RUNTIME, KDIR_CACHE, KDIR_CONFIG, KDIR_DATA};
+	char real[PATH_MAX], st[PATH_MAX], stc[PATH_MAX];
+	if (!realpath(path, real))
+		snprintf(real, sizeof real, "%s", path);
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		if (kern_dir(dirs[i], st, sizeof st, 0) < 0)
+			continue;
+		if (!realpath(st, stc))
+			snprintf(stc, sizeof stc, "%s", st);
+		if (path_is_under(real, stc))
+			return 1;
+	}
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct exec_args *a)
+{
+	char why[512];
+	int i;
+	for (i = 1; i < argc; i++) {
+		char *t = argv[i];
+		if (!strcmp(t, "--")) {
+			i++;
+			break;
+		}
+		if (t[0] != '-' || !t[1]) {
+			if (a->name)
+				break;	/* docker style: the command starts here */
+			if (!box_name_valid(t))
+				return usage_error("bad box name '%s' (expected [A-Za-z0-9][A-Za-z0-9_.-]*, "
+						   "1-64 bytes)", t);
+			a->name = t;
+			continue;
+		}
+		char flag[32], *v;
+		char *eq = t[1] == '-' ? strchr(t, '=') : NULL;
+		snprintf(flag, sizeof flag, "%.*s", eq ? (int)(eq - t) : (int)strlen(t), t);
+		int known = !strcmp(flag, "-w") || !strcmp(flag, "--workdir") || !strcmp(flag, "-u") ||
+			    !strcmp(flag, "--user") || !strcmp(flag, "-e") || !strcmp(flag, "--env") ||
+			    !strcmp(flag, "--env-file");
+		if (!known)
+			return usage_error("unknown flag '%s'", flag);
+		if (eq)
+			v = eq + 1;
+		else if (i + 1 < argc)
+			v = argv[++i];
+		else
+			return usage_error("flag '%s' needs a value", flag);
+		if (flag[1] == 'w' || !strcmp(flag, "--workdir")) {
+			if (!path_is_clean_abs(v))
+				return usage_error("-w must be an absolute path without '.' or '..': '%s'", v);
+			a->workdir = v;
+		} else if (flag[1] == 'u' || !strcmp(flag, "--user")) {
+			if (!*v || strchr(v, '\n'))
+				return usage_error("bad --user '%s'", v);
+			a->user = v;
+		} else if (!strcmp(flag, "--env-file")) {
+			if (inside_state(v))
+				return usage_error("--env-file %s is inside kern's own state", v);
+			if (envfile_read(v, &a->envfile, why, sizeof why) < 0) {
+				fatal("box", "--env-file: %s", why);
+				return EXIT_CLI;
+			}
+		} else {
+			if (!strchr(v, '=') || v[0] == '=')
+				return usage_error("--env takes KEY=VALUE, not '%s'", v);
+			if (a->nenv_kv >= MAX_ENV)
+				return usage_error("too many --env flags%s", "");
+			a->env_kv[a->nenv_kv++] = v;
+		}
+	}
+	if (!a->name) {
+		fatal("box", "missing box NAME");
+		hint("kern exec NAME -- CMD [ARG...]");
+		return EXIT_CLI;
+	}
+	if (i >= argc) {
+		fatal("box", "missing the command to run in box '%s'", a->name);
+		hint("kern exec %s -- CMD [ARG...]", a->name);
+		return EXIT_CLI;
+	}
+	a->cmd = argv + i;
+	return 0;
+}
+
+/* The live box, its PID 1 past setup (its seccomp filter is installed,
+ * which happens right before it forks the workload) and the workload
+ * alive. Returns 0, or -1 when there is no such running box. */
+static int find_box(const char *name, struct exec_run *r)
+{
+	char runtime[PATH_MAX];
+	if (runtime_root_existing(runtime, sizeof runtime) < 0)
+		return -1;
+	for (long waited = 0;; waited += 2) {
+		if (registry_load(runtime, name, &r->rec) < 0)
+			return -1;
+		if (box_procs_open(&r->rec, &r->bp) < 0) {
+			record_free(&r->rec);
+			return -1;
+		}
+		if (r->bp.pid1_fd >= 0 && r->bp.work_fd >= 0 && proc_seccomp_on(r->bp.pid1) &&
+		    !pidfd_exited(r->bp.pid1_fd))
+			return 0;
+		box_procs_close(&r->bp);
+		record_free(&r->rec);
+		if (waited >= READY_WAIT_MS)
+			return -1;
+		sleep_ms(2);
+	}
+}
+
+/* `kern: exec: <why> - refusing to run`, exit 126, before or without
+ * entering the box: nothing is written on KERN_STARTED_FD. */
+static int refuse(int alive_fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int refuse(int alive_fd, const char *fmt, ...)
+{
+	char why[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	diag_line(0, "kern: exec: %s - refusing to run", why);
+	alive_x(alive_fd);
+	return EXIT_NOEXEC;
+}
+
+/* Namespace descriptors of PID 1, skipping those we already share. */
+static int open_namespaces(struct exec_run *r)
+{
+	char path[64];
+	for (size_t i = 0; i < NNS; i++) {
+		struct stat theirs, ours;
+		r->nsfd[i] = -1;
+		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)r->bp.pid1, nss[i].name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENOENT && nss[i].type == CLONE_NEWCGROUP)
+				continue;	/* a kernel without cgroup namespaces */
+			return refuse(r->alive_fd, "open %s: %s", path, strerror(errno));
+		}
+		snprintf(path, sizeof path, "/proc/self/ns/%s", nss[i].name);
+		if (fstat(fd, &theirs) < 0 || stat(path, &ours) < 0)
+			return refuse(r->alive_fd, "stat %s: %s", path, strerror(errno));
+		if (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino) {
+			close(fd);
+			if (nss[i].type & (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID))
+				return refuse(r->alive_fd, "box '%s' does not have its own %s namespace",
+					      r->rec.name, nss[i].name);
+			continue;
+		}
+		r->nsfd[i] = fd;
+	}
+	/* The descriptors are PID 1's only if it is still the process we proved. */
+	if (pidfd_exited(r->bp.pid1_fd)) {
+		fatal("box", "no running box named '%s'", r->rec.name);
+		alive_x(r->alive_fd);
+		return EXIT_CLI;
+	}
+	return 0;
+}
+
+/* Everything that can be decided on the host from the record. */
+static int prepare(struct exec_run *r)
+{
+	const struct exec_args *a = r->a;
+	const char *why = NULL;
+	int mode = seccomp_mode_parse(r->rec.seccomp);
+	if (mode < 0)
+		return refuse(r->alive_fd, "the record of box '%s' holds no valid seccomp mode ('%.40s')",
+			      r->rec.name, r->rec.seccomp);
+	r->ld.seccomp_mode = mode;
+	r->ld.caps = r->rec.caps;
+	r->ld.apparmor = r->rec.apparmor[0] ? r->rec.apparmor : NULL;
+	for (int i = 0; i < r->rec.nulimits; i++)
+		if (ulimit_parse(r->rec.ulimits[i], &r->ld.ulimits[r->ld.nulimits++], &why) < 0)
+			return refuse(r->alive_fd, "the record of box '%s' holds a bad ulimit '%.60s': %s",
+				      r->rec.name, r->rec.ulimits[i], why);
+	if (!a->user && r->rec.user[0] && user_parse_numeric(r->rec.user, &r->ld) < 0)
+		return refuse(r->alive_fd, "the record of box '%s' holds a bad user '%.60s'", r->rec.name,
+			      r->rec.user);
+	/* The box's environment as its launcher built it, then ours on top. */
+	if (r->rec.env) {
+		for (char **e = r->rec.env; *e; e++)
+			if (env_put(&r->env, *e) < 0)
+				goto nomem;
+	} else if (env_defaults(&r->env, r->rec.name) < 0) {
+		goto nomem;
+	}
+	for (size_t i = 0; i < a->envfile.n; i++)
+		if (env_put(&r->env, a->envfile.v[i]) < 0)
+			goto nomem;
+	for (int i = 0; i < a->nenv_kv; i++)
+		if (env_put(&r->env, a->env_kv[i]) < 0)
+			goto nomem;
+	r->workdir_given = a->workdir != NULL;
+	r->workdir = a->workdir ? a->workdir : (r->rec.workdir[0] ? r->rec.workdir : "/");
+	if (cg_open_record(r->rec.cgroup, &r->cg) < 0 || !r->cg)
+		return refuse(r->alive_fd, "cannot open the cgroup of box '%s' (%.200s): %s", r->rec.name,
+			      r->rec.cgroup, strerror(errno));
+	return open_namespaces(r);
+nomem:
+	return refuse(r->alive_fd, "out of memory");
+}
+
+/* ---- the command's process: inside the box ---- */
+
+static void __attribute__((noreturn)) refuse_inside(struct exec_run *r, const char *why, int printed)
+{
+	(void)write_all(r->status_w, "R", 1);
+	if (!printed)
+		diag_line(0, "kern: exec: %s - refusing to run", why);
+	alive_x(r->alive_fd);
+	_exit(EXIT_NOEXEC);
+}
+
+static void __attribute__((noreturn)) command_main(struct exec_run *r)
+{
+	extern char **environ;
+	char why[512];
+	const char *cmd = r->a->cmd[0];
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (pidfd_exited(r->relay_pidfd))
+		_exit(EXIT_NOEXEC);
+	close(r->relay_w);
+	/* From here on the command counts as started (box-cli.md §4). */
+	(void)write_all(r->status_w, "E", 1);
+
+	if (chdir(r->workdir) < 0) {
+		int e = errno;
+		if (r->workdir_given) {
+			diag_line(0, "kern: cannot start '%s' in box: %s (os error %d)", cmd, strerror(e), e);
+			hint("-w %s: the working directory cannot be used in box '%s'", r->workdir,
+			     r->rec.name);
+			alive_x(r->alive_fd);
+			_exit(EXIT_NOTFOUND);
+		}
+		/* The box's own workdir vanished: start at its root. */
+		if (chdir("/") < 0)
+			refuse_inside(r, "chdir /: cannot enter the box root", 0);
+	}
+	if (r->a->user) {
+		/* After setns(mnt) "/" is the box's root: its /etc, never the host's. */
+		int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		int rc = rootfd < 0 ? -1 : user_resolve(rootfd, r->a->user, &r->ld, why, sizeof why);
+		if (rootfd < 0)
+			snprintf(why, sizeof why, "open /: %s", strerror(errno));
+		else
+			close(rootfd);
+		if (rc < 0) {
+			char msg[700];
+			snprintf(msg, sizeof msg, "-u %s: %s", r->a->user, why);
+			refuse_inside(r, msg, 0);
+		}
+	}
+	if (lockdown_apply(&r->ld, 1) != 0)
+		refuse_inside(r, "lockdown", 1);
+	if (!seccomp_installed())
+		refuse_inside(r, "the seccomp filter is not installed in this process", 0);
+	/* A uid change clears the parent-death signal: set it again, then make
+	 * sure the relay did not die in between. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (pidfd_exited(r->relay_pidfd))
+		_exit(EXIT_NOEXEC);
+	int keep[2] = {r->alive_fd, r->status_w};
+	close_fds_except(keep, 2);
+	for (int i = 0; i < 2; i++)
+		if (keep[i] >= 0)
+			set_cloexec(keep[i], 1);
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+		signal(init_forwarded[i], SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &r->orig, NULL);
+	/* execvp takes PATH from environ: the box's. */
+	char **host_env = environ;
+	environ = r->env.v;
+	execvp(cmd, r->a->cmd);
+	int e = errno;
+	environ = host_env;
+	exec_fail(cmd, e);
+}
+
+/* ---- the relay: joins the box, forks the command, relays its status ---- */
+
+static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(EXIT_NOEXEC);
+	if (r->started_fd >= 0)
+		close(r->started_fd);
+	/* Caps apply to what exec starts: join the box cgroup(s) while the
+	 * host paths are still ours (isolation.md §7.8). */
+	if (cg_attach(r->cg, getpid()) < 0)
+		_exit(refuse(r->alive_fd, "cannot join the cgroup of box '%s': %s", r->rec.name,
+			     strerror(errno)));
+	for (size_t i = 0; i < NNS; i++) {
+		if (r->nsfd[i] < 0)
+			continue;
+		if (setns(r->nsfd[i], nss[i].type) < 0)
+			_exit(refuse(r->alive_fd, "setns into the %s namespace of box '%s': %s",
+				     nss[i].name, r->rec.name, strerror(errno)));
+		close(r->nsfd[i]);
+		r->nsfd[i] = -1;
+	}
+	r->relay_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	pid_t child = fork();
+	if (child < 0)
+		_exit(refuse(r->alive_fd, "fork: %s", strerror(errno)));
+	if (child == 0)
+		command_main(r);
+	close(r->status_w);
+	if (r->alive_fd >= 0)
+		close(r->alive_fd);
+	/* Forward what was sent to kern exec; the terminal's signals reached
+	 * the command's process group directly. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+		sigaddset(&set, init_forwarded[i]);
+	for (;;) {
+		siginfo_t si;
+		int st, sig = sigwaitinfo(&set, &si);
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			if (si.si_code != SI_KERNEL)
+				kill(child, sig);
+			continue;
+		}
+		if (waitpid(child, &st, WNOHANG) == child) {
+			(void)write_all(r->relay_w, &st, sizeof st);
+			_exit(0);
+		}
+	}
+}
+
+/* ---- kern exec itself: on the host ---- */
+
+static int run(struct exec_run *r)
+{
+	int status_p[2], relay_p[2], cst = 0, nsig = 0, forced = 0;
+	sigset_t block;
+
+	if (pipe2(status_p, O_CLOEXEC) < 0 || pipe2(relay_p, O_CLOEXEC) < 0)
+		return refuse(r->alive_fd, "pipe: %s", strerror(errno));
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+		sigaddset(&block, init_forwarded[i]);
+	sigprocmask(SIG_BLOCK, &block, &r->orig);
+	r->status_w = status_p[1];
+	r->relay_w = relay_p[1];
+	r->relay_pidfd = -1;
+	pid_t self = getpid();
+	pid_t relay = fork();
+	if (relay == 0) {
+		close(status_p[0]);
+		close(relay_p[0]);
+		relay_main(r, self);
+	}
+	close(status_p[1]);
+	close(relay_p[1]);
+	for (size_t i = 0; i < NNS; i++)
+		if (r->nsfd[i] >= 0)
+			close(r->nsfd[i]);
+	if (relay < 0)
+		return refuse(r->alive_fd, "fork: %s", strerror(errno));
+	/* The alive pipe now lives only in the relay and the command. */
+	if (r->alive_fd >= 0)
+		close(r->alive_fd);
+	r->alive_fd = -1;
+
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&block, &si);
+		if (sig < 0)
+			continue;
+		if (sig == SIGCHLD) {
+			if (waitpid(relay, &cst, WNOHANG) == relay)
+				break;
+			continue;
+		}
+		if (si.si_code == SI_KERNEL)
+			continue;
+		if (++nsig == 1) {
+			kill(relay, sig);
+		} else {
+			/* A second one ends it: the command dies with its relay. */
+			forced = 128 + sig;
+			kill(relay, SIGKILL);
+		}
+	}
+
+	/* What the command's process said: 'E' once inside, 'R' if refused. */
+	char buf[16];
+	int entered = 0, refused = 0;
+	for (;;) {
+		ssize_t n = read(status_p[0], buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			entered |= buf[i] == 'E';
+			refused |= buf[i] == 'R';
+		}
+	}
+	close(status_p[0]);
+	int wst, have = read(relay_p[0], &wst, sizeof wst) == (ssize_t)sizeof wst;
+	close(relay_p[0]);
+	if (!have)
+		wst = cst;	/* the relay refused, or died with the command */
+	int sig = WIFSIGNALED(wst) ? WTERMSIG(wst) : 0;
+	int code = sig ? 128 + sig : WEXITSTATUS(wst);
+	if (forced)
+		code = forced;
+	if (entered && !refused) {
+		int oom = cg_oom_evidence(r->cg);
+		if (oom)
+			diag_line(0, "%s", oom_sentence);
+		if (r->started_fd >= 0) {
+			unsigned char bytes[4] = {1, (unsigned char)r->rec.byte1, (unsigned char)(oom ? 1 : 0),
+						  (unsigned char)sig};
+			(void)write_all(r->started_fd, bytes, 4);
+		}
+	}
+	sigprocmask(SIG_SETMASK, &r->orig, NULL);
+	return code;
+}
 
 static int exec_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return applet_not_built("exec");
+	struct exec_args a = {0};
+	struct exec_run r = {.a = &a};
+	int rc;
+
+	r.alive_fd = env_fd("KERN_ALIVE_FD");
+	r.started_fd = env_fd("KERN_STARTED_FD");
+	/* The alive byte first, before anything can take time (box-cli.md §5). */
+	if (r.alive_fd >= 0)
+		(void)write_all(r.alive_fd, "A", 1);
+	if (r.started_fd >= 0)
+		set_cloexec(r.started_fd, 1);
+	for (size_t i = 0; i < NNS; i++)
+		r.nsfd[i] = -1;
+	if ((rc = parse(argc, argv, &a))) {
+		alive_x(r.alive_fd);
+		return rc;
+	}
+	if (find_box(a.name, &r) < 0) {
+		fatal("box", "no running box named '%s'", a.name);
+		hint("`kern ps` lists the running boxes");
+		alive_x(r.alive_fd);
+		return EXIT_CLI;
+	}
+	if ((rc = prepare(&r)) == 0)
+		rc = run(&r);
+	for (size_t i = 0; i < NNS; i++)
+		if (r.nsfd[i] >= 0)
+			close(r.nsfd[i]);
+	if (r.cg)
+		cg_close(r.cg);
+	box_procs_close(&r.bp);
+	record_free(&r.rec);
+	strv_free(&r.env);
+	strv_free(&a.envfile);
+	return rc;
 }
 
 APPLET(exec, "run a command inside a running box", usage, exec_main);

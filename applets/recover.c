@@ -1,14 +1,278 @@
-/* kern-recover: reclaim what dead boxes left behind */
+/* kern recover: reclaim what dead boxes left behind (box-cli.md §7.2,
+ * isolation.md §8.4): registry records, scratch directories, empty box
+ * cgroups and, through the image cache's own interface, staging and
+ * retired image copies. A supervisor killed with SIGKILL leaves these;
+ * nothing that belongs to a live box is ever touched. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "applet.h"
+#include "boxproc.h"
+#include "cgroup.h"
+#include "diag.h"
+#include "imggc.h"
+#include "ns.h"
+#include "parse.h"
+#include "registry.h"
+#include "rmtree.h"
 
 static const char usage[] =
-"usage: kern recover\n";
+	"usage: kern recover\n"
+	"\n"
+	"Reclaim what boxes whose supervisor died (SIGKILL, a crash, a reboot of\n"
+	"the user session) left behind: registry records, scratch directories,\n"
+	"empty kern-box-* cgroups, and image cache staging and retired copies no\n"
+	"live box uses. Running boxes are never touched. Safe to run at any time.\n"
+	"\n"
+	"Exit status: 0 (also when something could not be removed: a warning says\n"
+	"what stays), 1 for a usage error.\n";
+
+#define MAX_ENTRIES 65536
+
+struct live {
+	char **scratch;		/* scratch dirs of live boxes */
+	size_t n, cap;
+	int oom;
+};
+
+struct tally {
+	int records, scratch, cgroups, kept;
+};
+
+static void add_live(const struct box_record *r, void *ctx)
+{
+	struct live *l = ctx;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+		char **g = realloc(l->scratch, cap * sizeof *g);
+		if (!g) {
+			l->oom = 1;
+			return;
+		}
+		l->scratch = g;
+		l->cap = cap;
+	}
+	if ((l->scratch[l->n] = strdup(r->scratch)))
+		l->n++;
+	else
+		l->oom = 1;
+}
+
+static int referenced(const struct live *l, const char *path)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->scratch[i], path) == 0)
+			return 1;
+	return 0;
+}
+
+/* The names in dir (no dot files), or NULL. */
+static char **list_dir(const char *dir, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **v = NULL;
+	size_t cap = 0;
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((e = readdir(d)) && *n < MAX_ENTRIES) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 32;
+			char **g = realloc(v, cap * sizeof *g);
+			if (!g)
+				break;
+			v = g;
+		}
+		if ((v[*n] = strdup(e->d_name)))
+			(*n)++;
+	}
+	closedir(d);
+	return v;
+}
+
+static void free_list(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* "<name>-<pid>": the pid, or 0 when the entry is not kern's. */
+static pid_t scratch_pid(const char *entry)
+{
+	unsigned long long pid;
+	const char *dash = strrchr(entry, '-');
+	char name[128];
+	if (!dash || dash == entry || (size_t)(dash - entry) >= sizeof name)
+		return 0;
+	snprintf(name, sizeof name, "%.*s", (int)(dash - entry), entry);
+	if (!box_name_valid(name) || parse_u64(dash + 1, &pid) < 0 || pid < 2 || pid > INT_MAX)
+		return 0;
+	return (pid_t)pid;
+}
+
+/* Wall-clock start of pid, in seconds, or -1 when it is gone. */
+static long long proc_started_at(pid_t pid)
+{
+	unsigned long long ticks = proc_start_time(pid);
+	char line[256];
+	long long btime = -1;
+	if (!ticks)
+		return -1;
+	FILE *f = fopen("/proc/stat", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "btime ", 6))
+			btime = strtoll(line + 6, NULL, 10);
+	fclose(f);
+	long hz = sysconf(_SC_CLK_TCK);
+	return btime < 0 || hz <= 0 ? -1 : btime + (long long)(ticks / (unsigned long long)hz);
+}
+
+/* The scratch owner is dead, or its pid now belongs to a process that
+ * started after the directory was made (the pid was reused). */
+static int owner_gone(pid_t pid, const struct stat *st)
+{
+	if (!proc_running(pid))
+		return 1;
+	long long started = proc_started_at(pid);
+	return started < 0 || started > (long long)st->st_mtime + 1;
+}
+
+/* Files a range-mapped box wrote belong to subordinate ids the caller
+ * cannot remove; inside a user namespace with the same range mapped the
+ * caller is root over them. Returns 0 when path is gone. */
+static int rmtree_mapped(const char *path)
+{
+	pid_t p = fork();
+	if (p < 0)
+		return -1;
+	if (p == 0) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null >= 0)
+			dup2(null, 2);
+		struct ns_config cfg = {.net_host = 1, .range = 1, .uid = geteuid(), .gid = getegid()};
+		int ranged = 0;
+		if (ns_enter(&cfg, -1, &ranged) != 0 || !ranged)
+			_exit(2);
+		_exit(rmtree(path) == 0 ? 0 : 1);
+	}
+	int st;
+	while (waitpid(p, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* The scratch roots scratch_path() may pick: <runtime>/scratch, and
+ * /dev/shm/kern-<uid>/scratch when the runtime is on overlayfs. The
+ * second is shared by every runtime root of this uid, so a directory there
+ * may belong to a live box of another root: the owner pid decides. */
+static int scratch_root(int which, const char *runtime, char *out, size_t len)
+{
+	struct stat st;
+	if (which == 0)
+		snprintf(out, len, "%s/scratch", runtime);
+	else
+		snprintf(out, len, "/dev/shm/kern-%u/scratch", (unsigned)geteuid());
+	return lstat(out, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() ? 0 : -1;
+}
+
+static void reclaim_scratch(const char *dir, char **entries, size_t n, const struct live *live,
+			    struct tally *t)
+{
+	char path[PATH_MAX];
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		pid_t pid = scratch_pid(entries[i]);
+		snprintf(path, sizeof path, "%s/%s", dir, entries[i]);
+		if (!pid || referenced(live, path) ||
+		    fstatat(dfd, entries[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !owner_gone(pid, &st))
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			if (unlinkat(dfd, entries[i], 0) == 0)
+				t->scratch++;
+			continue;
+		}
+		if (rmtree_at(dfd, entries[i]) == 0 || (geteuid() != 0 && rmtree_mapped(path) == 0)) {
+			t->scratch++;
+			continue;
+		}
+		t->kept++;
+		warning("recover: cannot remove %s: %s%s", path, strerror(errno),
+			geteuid() != 0 ? " (files of subordinate ids, and no uid range to map them "
+					 "through newuidmap; remove it as root)" : "");
+	}
+	close(dfd);
+}
 
 static int recover_main(int argc, char **argv)
 {
-	(void)argc;
+	char runtime[PATH_MAX], dir[PATH_MAX], sdir[2][PATH_MAX];
+	struct live live = {0};
+	struct tally t = {0};
+	size_t nrec = 0, nscr[2] = {0, 0};
+	char **recs = NULL, **scr[2] = {NULL, NULL};
+
 	(void)argv;
-	return applet_not_built("recover");
+	if (argc > 1) {
+		fatal("box", "kern recover takes no arguments");
+		return EXIT_CLI;
+	}
+	if (runtime_root_existing(runtime, sizeof runtime) == 0) {
+		/* Scratch is listed BEFORE the live records are read: a box
+		 * claims its record before it makes its scratch, so any scratch
+		 * seen here whose box is alive is in the list read next. */
+		for (int i = 0; i < 2; i++)
+			if (scratch_root(i, runtime, sdir[i], sizeof sdir[i]) == 0)
+				scr[i] = list_dir(sdir[i], &nscr[i]);
+		snprintf(dir, sizeof dir, "%s/instances", runtime);
+		recs = list_dir(dir, &nrec);
+		registry_each(runtime, add_live, &live);
+		for (size_t i = 0; i < nrec; i++) {
+			char path[PATH_MAX];
+			snprintf(path, sizeof path, "%s/%s", dir, recs[i]);
+			if (box_name_valid(recs[i]) && access(path, F_OK) < 0 && errno == ENOENT)
+				t.records++;
+		}
+		for (int i = 0; i < 2 && !live.oom; i++)
+			if (scr[i])
+				reclaim_scratch(sdir[i], scr[i], nscr[i], &live, &t);
+		/* Egress: the proxy shares its listener over an inherited
+		 * descriptor, so no socket file is left under <runtime>. */
+	}
+	t.cgroups = cg_sweep_orphans(INT_MAX);
+	if (t.cgroups < 0)
+		t.cgroups = 0;
+	/* The image cache's own sweep: staging and retired copies no live
+	 * box uses (box-cli.md §7.2), exactly what `kern gc` removes. */
+	image_gc();
+	if (t.records || t.scratch || t.cgroups)
+		note("recover: removed %d dead record%s, %d scratch director%s, %d cgroup%s", t.records,
+		     t.records == 1 ? "" : "s", t.scratch, t.scratch == 1 ? "y" : "ies", t.cgroups,
+		     t.cgroups == 1 ? "" : "s");
+	free_list(recs, nrec);
+	free_list(scr[0], nscr[0]);
+	free_list(scr[1], nscr[1]);
+	free_list(live.scratch, live.n);
+	return 0;
 }
 
 APPLET(recover, "reclaim what dead boxes left behind", usage, recover_main);

@@ -68,11 +68,13 @@ int box_name_valid(const char *name)
 	return 1;
 }
 
-unsigned long long proc_start_time(pid_t pid)
+/* Start time (field 22) and state (field 3) of pid; 0 when it is gone. */
+static unsigned long long proc_stat(pid_t pid, char *state)
 {
 	char path[64], buf[1024];
 	int fd;
 	ssize_t n;
+	*state = 0;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -84,8 +86,9 @@ unsigned long long proc_start_time(pid_t pid)
 	buf[n] = 0;
 	/* comm may hold spaces and parentheses: count fields after the last ')'. */
 	char *p = strrchr(buf, ')');
-	if (!p)
+	if (!p || p[1] != ' ')
 		return 0;
+	*state = p[2];
 	int field = 2;
 	for (p++; *p && field < 22; p++)
 		if (*p == ' ')
@@ -93,12 +96,21 @@ unsigned long long proc_start_time(pid_t pid)
 	return strtoull(p, NULL, 10);
 }
 
+unsigned long long proc_start_time(pid_t pid)
+{
+	char state;
+	return proc_stat(pid, &state);
+}
+
 int record_live(const struct box_record *rec)
 {
+	char state;
 	if (rec->sup_pid <= 1)
 		return 0;
-	unsigned long long st = proc_start_time(rec->sup_pid);
-	return st != 0 && st == rec->sup_start;
+	unsigned long long st = proc_stat(rec->sup_pid, &state);
+	/* A SIGKILLed supervisor its parent has not reaped yet is a zombie
+	 * with the same start time: its box is gone all the same. */
+	return st != 0 && st == rec->sup_start && state != 'Z' && state != 'X';
 }
 
 /* Values are escaped like the .image sidecar: \\ \t \n. */
@@ -152,6 +164,16 @@ static int write_record(const char *runtime, const struct box_record *rec, char 
 	put(f, "byte1", num);
 	for (int i = 0; i < rec->nlabels; i++)
 		put(f, "label", rec->labels[i]);
+	put(f, "workdir", rec->workdir);
+	put(f, "apparmor", rec->apparmor);
+	for (int i = 0; i < rec->nulimits; i++)
+		put(f, "ulimit", rec->ulimits[i]);
+	/* "env" alone marks a known, possibly empty, environment. */
+	if (rec->env) {
+		put(f, "env", "");
+		for (char **e = rec->env; *e; e++)
+			put(f, "envvar", *e);
+	}
 	if (fclose(f) != 0) {
 		unlink(tmp);
 		return -1;
@@ -276,9 +298,27 @@ static int unescape(char *s)
 
 #define COPY(field, v) snprintf(rec->field, sizeof rec->field, "%s", v)
 
+/* Append one entry to the NULL-terminated rec->env. */
+static int env_add(struct box_record *rec, size_t *n, const char *kv)
+{
+	char **grown = realloc(rec->env, (*n + 2) * sizeof *grown);
+	if (!grown)
+		return -1;
+	rec->env = grown;
+	if (!(rec->env[*n] = strdup(kv)))
+		return -1;
+	rec->env[++*n] = NULL;
+	return 0;
+}
+
+/* Records hold --env-file values: lines are long, the whole is bounded. */
+#define RECORD_MAX_BYTES (16 << 20)
+
 int registry_load(const char *runtime, const char *name, struct box_record *rec)
 {
-	char path[PATH_MAX], line[8192];
+	char path[PATH_MAX], *line = NULL;
+	size_t cap = 0, total = 0, nenv = 0;
+	ssize_t n;
 	int fd, ok = 0;
 	FILE *f;
 
@@ -294,9 +334,9 @@ int registry_load(const char *runtime, const char *name, struct box_record *rec)
 		close(fd);
 		return -1;
 	}
-	while (fgets(line, sizeof line, f)) {
-		size_t n = strlen(line);
-		if (n == 0 || line[n - 1] != '\n')
+	while ((n = getline(&line, &cap, f)) > 0) {
+		total += (size_t)n;
+		if (total > RECORD_MAX_BYTES || line[n - 1] != '\n' || strlen(line) != (size_t)n)
 			goto bad;
 		line[n - 1] = 0;
 		char *tab = strchr(line, '\t');
@@ -339,8 +379,24 @@ int registry_load(const char *runtime, const char *name, struct box_record *rec)
 			char *dup = strdup(v);
 			if (dup)
 				rec->labels[rec->nlabels++] = dup;
+		} else if (strcmp(line, "workdir") == 0) {
+			COPY(workdir, v);
+		} else if (strcmp(line, "apparmor") == 0) {
+			COPY(apparmor, v);
+		} else if (strcmp(line, "ulimit") == 0) {
+			char *dup = rec->nulimits < RECORD_MAX_ULIMITS ? strdup(v) : NULL;
+			if (!dup)
+				goto bad;
+			rec->ulimits[rec->nulimits++] = dup;
+		} else if (strcmp(line, "env") == 0 && !rec->env) {
+			if (!(rec->env = calloc(1, sizeof *rec->env)))
+				goto bad;
+		} else if (strcmp(line, "envvar") == 0) {
+			if (!rec->env || env_add(rec, &nenv, v) < 0)
+				goto bad;
 		}
 	}
+	free(line);
 	fclose(f);
 	if (ok != 7 || strcmp(rec->name, name) != 0) {
 		record_free(rec);
@@ -348,6 +404,7 @@ int registry_load(const char *runtime, const char *name, struct box_record *rec)
 	}
 	return 0;
 bad:
+	free(line);
 	fclose(f);
 	record_free(rec);
 	return -1;
@@ -358,6 +415,13 @@ void record_free(struct box_record *rec)
 	for (int i = 0; i < rec->nlabels; i++)
 		free(rec->labels[i]);
 	rec->nlabels = 0;
+	for (int i = 0; i < rec->nulimits; i++)
+		free(rec->ulimits[i]);
+	rec->nulimits = 0;
+	for (char **e = rec->env; e && *e; e++)
+		free(*e);
+	free(rec->env);
+	rec->env = NULL;
 }
 
 /* Under the name lock, so a box claiming the name meanwhile is never hit. */

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #define RECORD_MAX_LABELS 64
+#define RECORD_MAX_ULIMITS 16
 
 struct box_record {
 	char name[65];
@@ -27,6 +28,14 @@ struct box_record {
 	int byte1;			/* memory enforcement, for kern exec */
 	char *labels[RECORD_MAX_LABELS];	/* "k=v" */
 	int nlabels;
+	/* What `kern exec` must reproduce (isolation.md §10): the box's own
+	 * environment (never PID 1's, which is the launcher's host env), its
+	 * working directory, AppArmor profile and --ulimit specs. */
+	char **env;			/* KEY=VALUE, NULL-terminated; NULL if unknown */
+	char workdir[PATH_MAX];
+	char apparmor[160];
+	char *ulimits[RECORD_MAX_ULIMITS];	/* NAME=SOFT[:HARD] as given */
+	int nulimits;
 };
 
 /* Resolve and create <runtime> and its children. Prints a setup error and

@@ -100,8 +100,10 @@ for line in sys.stdin:
 kill_at_phase() {
 	local phase=$1 name=kill-$1 o=$BATS_TEST_TMPDIR/o err=$BATS_TEST_TMPDIR/err
 	before=$(cut -d' ' -f5 /proc/self/mountinfo | sort)
+	# A duration no other run uses, so the check below sees only this box.
+	dur=300.$$$RANDOM
 	: >"$err"
-	KERN_TEST_PAUSE=$phase KERN_STARTED_FD=3 "$KERN_T" box "$name" --image host -- sleep 300 3>"$o" 2>"$err" &
+	KERN_TEST_PAUSE=$phase KERN_STARTED_FD=3 "$KERN_T" box "$name" --image host -- sleep "$dur" 3>"$o" 2>"$err" &
 	kpid=$!
 	if [ "$phase" = running ]; then sleep 0.8; else wait_for "$err" "paused at $phase" 10; fi
 	kill -KILL $kpid
@@ -113,7 +115,7 @@ kill_at_phase() {
 	sleep 1
 	"$KERN" recover >/dev/null 2>&1 || true
 	# KILL-1: no box process left.
-	[ -z "$(pgrep -f 'sleep 300' || true)" ] || { echo "process left"; pgrep -af 'sleep 300'; return 1; }
+	[ -z "$(pgrep -fx "sleep $dur" || true)" ] || { echo "process left"; pgrep -af "sleep $dur"; return 1; }
 	# KILL-2: host mountinfo unchanged.
 	[ "$before" = "$(cut -d' ' -f5 /proc/self/mountinfo | sort)" ]
 	# KILL-3: no cgroup directory.
