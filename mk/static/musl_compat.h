@@ -3,12 +3,14 @@
  * musl has no wrapper for two Linux calls kern makes; each is supplied
  * here as the bare system call with glibc's prototype, so the sources
  * stay the same for both C libraries. The results and errno are the
- * kernel's, as with glibc's wrappers. glibc's malloc tuning, which musl
- * lacks, is a no-op. */
+ * kernel's, as with glibc's wrappers. Two glibc extensions musl lacks
+ * follow: sigabbrev_np() and malloc tuning (a no-op). */
 #ifndef KERN_MUSL_COMPAT_H
 #define KERN_MUSL_COMPAT_H
 
 #include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -27,6 +29,26 @@ static inline int execveat(int dirfd, const char *path, char *const argv[], char
 			   int flags)
 {
 	return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+}
+
+/* glibc 2.32's signal abbreviation ("TERM" for SIGTERM), NULL for 0, the
+ * real-time signals and out-of-range numbers, exactly as glibc answers
+ * (kern stop --signal NAME). */
+static inline const char *sigabbrev_np(int sig)
+{
+	static const char *const abbrev[] = {
+		[SIGHUP] = "HUP", [SIGINT] = "INT", [SIGQUIT] = "QUIT", [SIGILL] = "ILL",
+		[SIGTRAP] = "TRAP", [SIGABRT] = "ABRT", [SIGBUS] = "BUS", [SIGFPE] = "FPE",
+		[SIGKILL] = "KILL", [SIGUSR1] = "USR1", [SIGSEGV] = "SEGV", [SIGUSR2] = "USR2",
+		[SIGPIPE] = "PIPE", [SIGALRM] = "ALRM", [SIGTERM] = "TERM", [SIGSTKFLT] = "STKFLT",
+		[SIGCHLD] = "CHLD", [SIGCONT] = "CONT", [SIGSTOP] = "STOP", [SIGTSTP] = "TSTP",
+		[SIGTTIN] = "TTIN", [SIGTTOU] = "TTOU", [SIGURG] = "URG", [SIGXCPU] = "XCPU",
+		[SIGXFSZ] = "XFSZ", [SIGVTALRM] = "VTALRM", [SIGPROF] = "PROF", [SIGWINCH] = "WINCH",
+		[SIGPOLL] = "POLL", [SIGPWR] = "PWR", [SIGSYS] = "SYS",
+	};
+	if (sig < 0 || (unsigned)sig >= sizeof abbrev / sizeof abbrev[0])
+		return NULL;
+	return abbrev[sig];
 }
 
 /* lib/egress.c limits glibc's malloc to one arena for its resolver
