@@ -2,8 +2,8 @@
 # The static release build (mk/static.mk): build/kern-static, what
 # install.sh installs. `make check` builds it before the suite runs, from
 # the deps cache ($KERN_DEPS_CACHE, default ~/.cache/kern-deps): the FIRST
-# run on a machine pays for compiling libcurl from Debian's curl source
-# (minutes); later runs only compile kern and link. When the static build
+# run on a machine pays for compiling its libraries from Debian's sources
+# (about 4 minutes on 2 cores); later runs only compile kern and link. When the static build
 # is impossible on this host the binary is missing and every test here
 # fails (setup), it never skips.
 load helper
