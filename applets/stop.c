@@ -41,8 +41,10 @@ static const char usage[] =
 #define UNCAUGHT_WAIT_MS 200
 /* How long a box may take between its record and its PID 1. */
 #define SETUP_WAIT_MS 2000
-/* The supervisor's teardown after PID 1 died. */
-#define TEARDOWN_WAIT_MS 1000
+/* The supervisor's teardown after PID 1 died: normally milliseconds; a
+ * loaded host or a large memory cgroup to release can take seconds, and
+ * callers expect the box to be gone (cgroup, scratch, record) on return. */
+#define TEARDOWN_WAIT_MS 10000
 
 static int parse_signal(const char *s)
 {

@@ -534,6 +534,7 @@ except socket.gaierror:
 		for _ in \$(seq 100); do p=\$(proxy_of \$sup); [ -n \"\$p\" ] && break; sleep 0.02; done
 		wait \$sup; echo box=\$?
 		[ -e /proc/\$p ] && echo left=\$(cut -d' ' -f3 /proc/\$p/stat) || echo left=none"
+	printf '%s\n' "$output"	# shown when an assertion below fails
 	assert_status 0
 	[ "${lines[0]}" = "server=web-tls line=GET /chain HTTP/1.1 host=test.example body=" ]
 	[ "${lines[1]}" = 403 ]
