@@ -139,7 +139,10 @@ static int stop_one(const char *runtime, const char *name, int sig, long grace_m
 		if (!pidfd_wait_exit(bp.pid1_fd, (int)wait))
 			kill_box(&bp, &rec);
 	}
-	if (!pidfd_wait_exit(bp.sup_fd, TEARDOWN_WAIT_MS))
+	/* Wait only for a real kern supervisor: a record whose pid now
+	 * belongs to another program was never signalled and has no
+	 * teardown to finish. */
+	if (proc_is_kern(rec.sup_pid) && !pidfd_wait_exit(bp.sup_fd, TEARDOWN_WAIT_MS))
 		warning("box '%s' was killed; its supervisor (pid %d) is still tearing it down", name,
 			(int)rec.sup_pid);
 	box_procs_close(&bp);
