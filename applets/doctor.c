@@ -25,6 +25,7 @@
 #include "cgroup.h"
 #include "diag.h"
 #include "env.h"
+#include "fdutil.h"
 #include "ns.h"
 
 static const char usage[] =
@@ -64,14 +65,8 @@ static void fix(const char *fmt, ...)
 static int read_int(const char *path, long *v)
 {
 	char buf[32];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_small_file(path, buf, sizeof buf) < 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	*v = strtol(buf, NULL, 10);
 	return 0;
 }

@@ -443,20 +443,10 @@ static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t paren
 	/* Forward what was sent to kern exec; the terminal's signals reached
 	 * the command's process group directly. */
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
-		sigaddset(&set, init_forwarded[i]);
+	init_signal_set(&set);
 	for (;;) {
-		siginfo_t si;
-		int st, sig = sigwaitinfo(&set, &si);
-		if (sig < 0)
-			continue;
-		if (sig != SIGCHLD) {
-			if (si.si_code != SI_KERNEL)
-				kill(child, sig);
-			continue;
-		}
+		int st;
+		forward_until_sigchld(child, &set);
 		if (waitpid(child, &st, WNOHANG) == child) {
 			(void)write_all(r->relay_w, &st, sizeof st);
 			_exit(0);
@@ -473,10 +463,7 @@ static int run(struct exec_run *r)
 
 	if (pipe2(status_p, O_CLOEXEC) < 0 || pipe2(relay_p, O_CLOEXEC) < 0)
 		return refuse(r->alive_fd, "pipe: %s", strerror(errno));
-	sigemptyset(&block);
-	sigaddset(&block, SIGCHLD);
-	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
-		sigaddset(&block, init_forwarded[i]);
+	init_signal_set(&block);
 	sigprocmask(SIG_BLOCK, &block, &r->orig);
 	r->status_w = status_p[1];
 	r->relay_w = relay_p[1];

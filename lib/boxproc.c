@@ -10,20 +10,15 @@
 #include <unistd.h>
 
 #include "boxproc.h"
+#include "fdutil.h"
 
 /* The value of one "Key:\t..." line of /proc/<pid>/status into val. */
 static int status_field(pid_t pid, const char *key, char *val, size_t len)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_small_file(path, buf, sizeof buf) < 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	size_t klen = strlen(key);
 	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		if (strncmp(l, key, klen) != 0 || l[klen] != ':')
@@ -90,14 +85,8 @@ static pid_t first_child(pid_t pid)
 {
 	char path[64], buf[64];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_small_file(path, buf, sizeof buf) < 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	long v = strtol(buf, NULL, 10);
 	return v > 1 ? (pid_t)v : 0;
 }

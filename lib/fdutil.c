@@ -60,3 +60,18 @@ int set_cloexec(int fd, int on)
 		return -1;
 	return fcntl(fd, F_SETFD, on ? fl | FD_CLOEXEC : fl & ~FD_CLOEXEC);
 }
+
+long read_small_file(const char *path, char *buf, size_t len)
+{
+	if (len < 2)
+		return -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return (long)n;
+}

@@ -2,10 +2,16 @@
 #ifndef KERN_FDUTIL_H
 #define KERN_FDUTIL_H
 
+#include <stddef.h>
+
 /* Close every descriptor >= 3 except the ones listed (-1 entries are
  * ignored): close_range(2) around them, with a /proc/self/fd loop where
  * close_range is missing. */
 void close_fds_except(const int *keep, int nkeep);
 int set_cloexec(int fd, int on);
+/* One read(2) of a small file (a /proc or /sys entry) into buf, NUL
+ * terminated. Returns the length (> 0), or -1 when it cannot be opened
+ * or is empty. */
+long read_small_file(const char *path, char *buf, size_t len);
 
 #endif

@@ -30,25 +30,33 @@ static void workload(const struct run_config *rc, int report_fd, const sigset_t 
 	exec_fail(rc->argv[0], errno);
 }
 
+void init_signal_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+		sigaddset(set, init_forwarded[i]);
+}
+
+void forward_until_sigchld(pid_t child, const sigset_t *set)
+{
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(set, &si);
+		if (sig == SIGCHLD)
+			return;
+		/* Forward only what the supervisor (or kern stop) sent. */
+		if (sig > 0 && si.si_code != SI_KERNEL)
+			kill(child, sig);
+	}
+}
+
 static void __attribute__((noreturn)) reap_until(pid_t child, int report_fd)
 {
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
-		sigaddset(&set, init_forwarded[i]);
+	init_signal_set(&set);
 	for (;;) {
-		siginfo_t si;
-		int sig = sigwaitinfo(&set, &si);
-		if (sig < 0)
-			continue;
-		if (sig != SIGCHLD) {
-			/* Terminal signals reach the workload's process group directly;
-			 * forward only what the supervisor (or kern stop) sent. */
-			if (si.si_code != SI_KERNEL)
-				kill(child, sig);
-			continue;
-		}
+		forward_until_sigchld(child, &set);
 		int st;
 		pid_t p;
 		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
@@ -82,10 +90,7 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 		if (keep[i] >= 0)
 			set_cloexec(keep[i], 1);
 	/* Block before forking so no signal meant for the workload is lost. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGCHLD);
-	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
-		sigaddset(&block, init_forwarded[i]);
+	init_signal_set(&block);
 	sigprocmask(SIG_BLOCK, &block, &orig);
 	/* 34 */
 	status_forked();

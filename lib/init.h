@@ -4,6 +4,9 @@
 #ifndef KERN_INIT_H
 #define KERN_INIT_H
 
+#include <signal.h>
+#include <sys/types.h>
+
 #include "box.h"
 
 /* Never returns. report_fd carries the workload's wait status to the
@@ -12,5 +15,14 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd) __attrib
 
 /* The signals init forwards to the workload. */
 extern const int init_forwarded[6];
+
+
+/* set = SIGCHLD plus init_forwarded: what a forwarding parent blocks and
+ * waits for. */
+void init_signal_set(sigset_t *set);
+/* Wait (set blocked) until SIGCHLD arrives, passing every other signal of
+ * set on to child. Terminal signals (si_code SI_KERNEL) are not passed on:
+ * they reached the child's process group directly. */
+void forward_until_sigchld(pid_t child, const sigset_t *set);
 
 #endif

@@ -34,14 +34,8 @@ static pid_t workload_pid(pid_t pid1)
 {
 	char path[64], buf[64];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid1, (int)pid1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_small_file(path, buf, sizeof buf) < 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	return (pid_t)strtol(buf, NULL, 10);
 }
 

@@ -83,5 +83,6 @@ $(B)/bench/seccomp-load: bench/seccomp-load.c $(SECCOMP_POLICY) $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -Itools -I$(B)/gen $(WARN) -O2 -o $@ bench/seccomp-load.c tools/seccomp-policy.c -lseccomp
 .PHONY: bench-seccomp
+bench: $(B)/bench/seccomp-load
 bench-seccomp: $(B)/bench/seccomp-load
 	$(B)/bench/seccomp-load
