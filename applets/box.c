@@ -1174,7 +1174,7 @@ static int box_plan(struct box_args *a)
 	const char *root = host ? "host" : a->bind_rootfs ? "bind" : "overlay";
 
 	if (a->image && !host) {
-		fatal("box", "--plan for registry images needs kern pull on main; use --image host or --rootfs");
+		fatal("box", "--plan is not available for registry images yet; use --image host or --rootfs");
 		return EXIT_CLI;
 	}
 	if (kern_dir(KDIR_RUNTIME, runtime, sizeof runtime, 0) < 0)

@@ -58,3 +58,11 @@ compare_plan() {
 	rt=$(runtime_dir)
 	[ ! -e "$rt/instances/plans" ]
 }
+
+@test "plan: a registry image is refused with exit 1 and one error: box: line, nothing printed or pulled [rootless]" {
+	run --separate-stderr "$KERN" box planimg --image 127.0.0.1:9/none:1 --plan -- true
+	assert_status 1
+	[ -z "$output" ]
+	[ "$stderr" = "error: box: --plan is not available for registry images yet; use --image host or --rootfs" ]
+	[ ! -e "${XDG_CACHE_HOME:-/nonexistent}/kern/images" ] || [ -z "$(ls -A "$XDG_CACHE_HOME/kern/images")" ]
+}
