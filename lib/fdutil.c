@@ -1,4 +1,5 @@
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -74,4 +75,23 @@ long read_small_file(const char *path, char *buf, size_t len)
 		return -1;
 	buf[n] = 0;
 	return (long)n;
+}
+
+char *read_fd_bytes(int fd, size_t size, size_t *len)
+{
+	char *buf = malloc(size + 1);
+	size_t n = 0;
+	if (!buf)
+		return NULL;
+	while (n < size) {
+		ssize_t r = read(fd, buf + n, size - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
 }

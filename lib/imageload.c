@@ -10,6 +10,7 @@
 
 #include "diag.h"
 #include "digest.h"
+#include "fdutil.h"
 #include "imagepull.h"
 #include "imageload.h"
 #include "imageref.h"
@@ -117,19 +118,8 @@ static char *read_small(int dir_fd, const char *rel, size_t max, size_t *len)
 		errno = EFBIG;
 		return NULL;
 	}
-	char *buf = malloc((size_t)st.st_size + 1);
-	size_t n = 0;
-	while (buf && n < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
+	char *buf = read_fd_bytes(fd, (size_t)st.st_size, len);
 	close(fd);
-	if (buf) {
-		buf[n] = 0;
-		*len = n;
-	}
 	return buf;
 }
 

@@ -11,6 +11,7 @@
 
 #include "cachekey.h"
 #include "diag.h"
+#include "fdutil.h"
 #include "imgcache.h"
 #include "registry.h"
 #include "xdg.h"
@@ -179,21 +180,8 @@ char *cache_read_file(const struct cache *c, const char *name, size_t max, size_
 		errno = EPERM;
 		return NULL;
 	}
-	char *buf = malloc((size_t)st.st_size + 1);
-	size_t n = 0;
-	while (buf && n < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
+	char *buf = read_fd_bytes(fd, (size_t)st.st_size, len);
 	close(fd);
-	if (buf) {
-		buf[n] = 0;
-		*len = n;
-	}
 	return buf;
 }
 

@@ -35,20 +35,6 @@ teardown() {
 	done
 }
 
-key_of() {
-	python3 - "$1" <<-'PY'
-	import re, sys
-	r = sys.argv[1]
-	c = r.rfind(":")
-	if c < 0 or "/" in r[c:]:
-	    r += ":latest"
-	h = 0xcbf29ce484222325
-	for b in r.encode():
-	    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-	print(re.sub(r"[^A-Za-z0-9_-]", "_", r) + "-%016x" % h)
-	PY
-}
-
 @test "box --image pulls once and applies Env and WorkingDir [rootless]" {
 	require_extractor
 	run --separate-stderr kern box b1 --image "$REG/busybox:oci" -- sh -c 'echo "$FIXTURE|$TAB|$PATH"; pwd'

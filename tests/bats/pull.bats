@@ -36,20 +36,6 @@ setup() {
 	CACHE=$XDG_CACHE_HOME/kern/images
 }
 
-key_of() { # the cache key of a reference (box-cli.md §10), computed here independently
-	python3 - "$1" <<-'PY'
-	import re, sys
-	r = sys.argv[1]
-	c = r.rfind(":")
-	if c < 0 or "/" in r[c:]:
-	    r += ":latest"
-	h = 0xcbf29ce484222325
-	for b in r.encode():
-	    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-	print(re.sub(r"[^A-Za-z0-9_-]", "_", r) + "-%016x" % h)
-	PY
-}
-
 entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 	[ -f "$CACHE/$1.ok" ] && [ -f "$CACHE/$1.image" ] && [ -d "$CACHE/$1" ] &&
 		[ -z "$(ls -A "$CACHE/$1" | grep '^\.kern-')" ]

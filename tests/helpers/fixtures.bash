@@ -161,3 +161,19 @@ tls_material() {
 	openssl x509 -req -in "$d/req.pem" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
 		-days 2 -extfile "$d/ext" -out "$d/cert.pem" 2>/dev/null
 }
+
+# The cache key of a reference (box-cli.md §10), computed here
+# independently of kern's C implementation: key_of REF
+key_of() {
+	python3 - "$1" <<-'PY'
+	import re, sys
+	r = sys.argv[1]
+	c = r.rfind(":")
+	if c < 0 or "/" in r[c:]:
+	    r += ":latest"
+	h = 0xcbf29ce484222325
+	for b in r.encode():
+	    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+	print(re.sub(r"[^A-Za-z0-9_-]", "_", r) + "-%016x" % h)
+	PY
+}
