@@ -919,8 +919,15 @@ static int fail_started(struct launch *l, int code)
 
 static int launch(struct box_args *a, int alive_fd, int started_fd)
 {
-	struct launch l = {.a = a, .alive_fd = alive_fd, .started_fd = started_fd};
-	struct box_record rec = {0};
+	/* Static, not on the stack: these are large and mostly unused, and on
+	 * a zeroed stack frame every page is touched (each first touch is a
+	 * page fault, and the fork of PID 1 copies what was touched). launch()
+	 * runs once per process. */
+	static struct launch l;
+	static struct box_record rec;
+	l.a = a;
+	l.alive_fd = alive_fd;
+	l.started_fd = started_fd;
 	struct cg_box *cg = NULL;
 	char why[512];
 	int rc, detach_fd = -1;
@@ -1029,7 +1036,9 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 		goto undo;
 	rec.byte1 = cg_byte1(cg);
 	snprintf(rec.cgroup, sizeof rec.cgroup, "%s", cg_record(cg));
-	registry_update(l.runtime, &rec);
+	/* Recorded with PID 1 by the supervisor: one write, not two. A box
+	 * killed before that leaves a cgroup named after its dead supervisor,
+	 * which recover and the next start sweep. */
 	test_phase("cgroup");
 
 	/* 8: kern-egress */
@@ -1282,7 +1291,7 @@ static int box_plan(struct box_args *a)
 
 static int box_main(int argc, char **argv)
 {
-	struct box_args a = {0};
+	static struct box_args a;	/* large and sparse: see launch() */
 	int alive_fd = env_fd("KERN_ALIVE_FD");
 	int started_fd = env_fd("KERN_STARTED_FD");
 	int rc;

@@ -5,7 +5,8 @@ medians and ratios. Used by bench/box-startup; usable alone:
     startup.py ROUNDS NAME=CMD... [--ratio A/B ...]
 
 Each command is started with posix_spawn and reaped with waitpid, so the
-measuring overhead is the same small constant for every peer."""
+measuring overhead is the same small constant for every peer. Leading
+VAR=value words set that command's environment (no env(1) exec)."""
 import os
 import shlex
 import statistics
@@ -24,14 +25,18 @@ def main():
             i += 2
             continue
         name, cmd = args[i].split("=", 1)
-        cmds[name] = shlex.split(cmd)
+        words, env = shlex.split(cmd), dict(os.environ)
+        while words and "=" in words[0] and not words[0].startswith(("/", ".")):
+            k, v = words.pop(0).split("=", 1)
+            env[k] = v
+        cmds[name] = (words, env)
         i += 1
     times = {k: [] for k in cmds}
     devnull = os.open(os.devnull, os.O_RDWR)
     for r in range(rounds + 2):
-        for name, argv in cmds.items():
+        for name, (argv, env) in cmds.items():
             t = time.perf_counter_ns()
-            pid = os.posix_spawnp(argv[0], argv, os.environ,
+            pid = os.posix_spawnp(argv[0], argv, env,
                                   file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)])
             _, st = os.waitpid(pid, 0)
             dt = (time.perf_counter_ns() - t) / 1e6

@@ -64,24 +64,26 @@ static int last_cap(void)
 
 static int drop_bounding(uint64_t keep, char *why)
 {
-	/* Try every number up to 63: a capability newer than libcap and the
-	 * headers is still dropped, and EINVAL marks the end of the kernel's
-	 * range. */
-	for (int n = 0; n < 64; n++) {
+	/* Try every number until EINVAL marks the end of the kernel's range:
+	 * a capability newer than libcap and the headers is still dropped. */
+	int end = 64;
+	for (int n = 0; n < end; n++) {
 		if (keep & BIT(n))
 			continue;
-		if (cap_drop_bound((cap_value_t)n) < 0 && errno != EINVAL) {
-			snprintf(why, WHY_MAX, "prctl(PR_CAPBSET_DROP, %d): %s", n, strerror(errno));
-			return -1;
+		/* prctl itself, not libcap, which may stop at the caps it knows. */
+		if (prctl(PR_CAPBSET_DROP, n, 0, 0, 0) == 0)
+			continue;
+		if (errno == EINVAL) {
+			end = n;
+			break;
 		}
+		snprintf(why, WHY_MAX, "prctl(PR_CAPBSET_DROP, %d): %s", n, strerror(errno));
+		return -1;
 	}
-	for (int n = 0; n < 64; n++) {
+	for (int n = 0; n < end; n++) {
 		if (keep & BIT(n))
 			continue;
-		int r = prctl(PR_CAPBSET_READ, n, 0, 0, 0);
-		if (r < 0 && errno == EINVAL)
-			continue;
-		if (r != 0) {
+		if (prctl(PR_CAPBSET_READ, n, 0, 0, 0) != 0) {
 			const char *name = cap_name(n);
 			snprintf(why, WHY_MAX, "capability %s (%d) is still in the bounding set after "
 				 "PR_CAPBSET_DROP", name ? name : "?", n);

@@ -94,13 +94,25 @@ static int split_line(char *line, dev_t *dev, char **root, char **mnt, char **fs
 	return (*root)[0] == '/' && (*mnt)[0] == '/' ? 0 : -1;
 }
 
+/* A cg_mount is three PATH_MAX buffers: they are set and copied as
+ * strings, never cleared or copied whole (every page touched on the start
+ * path is a page fault). */
 static void set_mount(struct cg_mount *m, const char *dir, const char *root, unsigned ctls, dev_t dev)
 {
-	memset(m, 0, sizeof *m);
+	m->self[0] = 0;
 	m->dev = dev;
 	snprintf(m->dir, sizeof m->dir, "%s", dir);
 	snprintf(m->root, sizeof m->root, "%s", root);
 	m->ctls = ctls;
+}
+
+static void mount_copy(struct cg_mount *dst, const struct cg_mount *src)
+{
+	memcpy(dst->dir, src->dir, strlen(src->dir) + 1);
+	memcpy(dst->root, src->root, strlen(src->root) + 1);
+	memcpy(dst->self, src->self, strlen(src->self) + 1);
+	dst->ctls = src->ctls;
+	dst->dev = src->dev;
 }
 
 int cg_detect_from(const char *mountinfo_path, struct cg_layout *out)
@@ -108,12 +120,16 @@ int cg_detect_from(const char *mountinfo_path, struct cg_layout *out)
 	FILE *f = fopen(mountinfo_path, "re");
 	char *line = NULL;
 	size_t cap = 0;
-	struct cg_mount v1[CG_NCTL];
+	struct cg_mount *v1;
 	int nv1 = 0, top_is_v2 = 0, lines = 0;
-	char v2root[PATH_MAX] = "/";
+	char v2root[PATH_MAX];
 	dev_t v2dev = 0;
 
-	memset(out, 0, sizeof *out);
+	snprintf(v2root, sizeof v2root, "/");
+	out->version = 0;
+	out->nmounts = 0;
+	/* v1 hierarchies are collected in place; a cgroup2 on top replaces them. */
+	v1 = out->mounts;
 	if (!f)
 		return -1;
 	while (getline(&line, &cap, f) > 0) {
@@ -160,7 +176,6 @@ int cg_detect_from(const char *mountinfo_path, struct cg_layout *out)
 		out->nmounts = 1;
 	} else if (nv1 > 0) {
 		out->version = 1;
-		memcpy(out->mounts, v1, sizeof v1[0] * (size_t)nv1);
 		out->nmounts = nv1;
 	}
 	return 0;
@@ -183,8 +198,9 @@ static void self_dir(struct cg_mount *m, const char *path)
 	if (strcmp(rest, "/") == 0)
 		rest = "";
 	char buf[PATH_MAX];
-	if ((size_t)snprintf(buf, sizeof buf, "%s%s", m->dir, rest) < sizeof buf)
-		memcpy(m->self, buf, sizeof buf);
+	int n = snprintf(buf, sizeof buf, "%s%s", m->dir, rest);
+	if (n >= 0 && (size_t)n < sizeof buf)
+		memcpy(m->self, buf, (size_t)n + 1);
 }
 
 int cg_self_from(const char *proc_cgroup_path, struct cg_layout *l)
@@ -223,8 +239,11 @@ int cg_detect(struct cg_layout *out)
 		return -1;
 	for (int i = 0; i < out->nmounts; i++) {
 		struct stat st;
-		if (stat(out->mounts[i].dir, &st) == 0 && st.st_dev == out->mounts[i].dev)
-			out->mounts[kept++] = out->mounts[i];
+		if (stat(out->mounts[i].dir, &st) == 0 && st.st_dev == out->mounts[i].dev) {
+			if (kept != i)
+				mount_copy(&out->mounts[kept], &out->mounts[i]);
+			kept++;
+		}
 	}
 	out->nmounts = kept;
 	if (!kept)

@@ -92,6 +92,15 @@ static int kill_pass(int dirfd)
 	return n;
 }
 
+/* kernfs counts a directory's subdirectories in its link count: a cgroup
+ * with none (the usual box) needs no listing, which teardown would
+ * otherwise pay for on every walk. */
+static int has_children(int dirfd)
+{
+	struct stat st;
+	return fstat(dirfd, &st) < 0 || st.st_nlink > 2;
+}
+
 /* Calls fn on dirfd's cgroup and every cgroup below it, children first. */
 static int walk(int dirfd, int depth, int (*fn)(int fd, void *arg), void *arg)
 {
@@ -100,6 +109,8 @@ static int walk(int dirfd, int depth, int (*fn)(int fd, void *arg), void *arg)
 	struct dirent *e;
 	if (depth > TREE_DEPTH)
 		return 0;
+	if (!has_children(dirfd))
+		return fn(dirfd, arg);
 	dup_fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dup_fd >= 0 && (d = fdopendir(dup_fd))) {
 		while ((e = readdir(d))) {
@@ -133,8 +144,10 @@ static int rmdir_children_fn(int fd, void *arg)
 {
 	DIR *d;
 	struct dirent *e;
-	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	(void)arg;
+	if (!has_children(fd))
+		return 0;
+	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dup_fd < 0 || !(d = fdopendir(dup_fd))) {
 		if (dup_fd >= 0)
 			close(dup_fd);
