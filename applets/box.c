@@ -1106,8 +1106,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 			       .ctx = &l};
 	rc = supervise(&s);
 	if (l.range_wanted && l.range_silent && !ranged && rc != 0 && rc != EXIT_SETUP)
-		note("this box ran with a single-id map (no subordinate id range was available); "
-		     "files owned by other users in the image appear as nobody");
+		note("%s", single_map_note);
 	rec.nlabels = 0;
 	return rc;
 
@@ -1181,11 +1180,40 @@ static int box_plan(struct box_args *a)
 	char runtime[PATH_MAX], buf[8300], caps[32];
 	int host = a->image && !strcmp(a->image, "host");
 	const char *root = host ? "host" : a->bind_rootfs ? "bind" : "overlay";
+	static struct launch l;	/* the image's lower dir, config and command */
+	const char *lower = a->rootfs, *user = a->user, *workdir = a->workdir, *range = NULL;
 
+	l.a = a;
 	if (a->image && !host) {
-		fatal("box", "--plan is not available for registry images yet; use --image host or --rootfs");
-		return EXIT_CLI;
+		/* --plan changes nothing: the image is read from the cache only. */
+		if (image_resolve(a->image, PULL_PLAN, a->platform ? a->arch : NULL, l.lower,
+				  sizeof l.lower, &l.icfg))
+			return EXIT_CLI;
+		lower = l.lower;
+		if (!user && l.icfg.user && *l.icfg.user)
+			user = l.icfg.user;
+		if (!workdir && l.icfg.workdir && *l.icfg.workdir)
+			workdir = l.icfg.workdir;
 	}
+	if (resolve_command(&l) < 0) {
+		setup_failed("out of memory");
+		return EXIT_SETUP;
+	}
+	/* The id map kern box would choose (see launch()): a subordinate range
+	 * when asked for or needed by a non-root user, silently when an image
+	 * would merely like one. */
+	int nonroot = 0;
+	if (user) {
+		struct lockdown ld = {0};
+		int rootfd = host ? -1 : open(lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		nonroot = user_resolve(rootfd, user, &ld, buf, sizeof buf) < 0 || ld.uid != 0 || ld.gid != 0;
+		if (rootfd >= 0)
+			close(rootfd);
+	}
+	if (a->uid_range == 1 || nonroot)
+		range = "--uid-range";
+	else if (a->uid_range == 0 && a->image && !host)
+		range = "--uid-range-if-available";
 	if (kern_dir(KDIR_RUNTIME, runtime, sizeof runtime, 0) < 0)
 		snprintf(runtime, sizeof runtime, "/tmp/kern-%u", (unsigned)geteuid());
 	printf("#!/bin/sh\n# kern box %s: the applet chain, one step per line\n", a->name);
@@ -1208,8 +1236,8 @@ static int box_plan(struct box_args *a)
 	printf("  kern-ns");
 	if (a->net == NET_HOST)
 		opt("--net", NULL);
-	if (a->uid_range == 1)
-		opt("--uid-range", NULL);
+	if (range)
+		opt(range, NULL);
 	if (a->net == NET_EGRESS) {
 		snprintf(buf, sizeof buf, "%d", PLAN_EGRESS_FD);
 		opt("--egress-fd", buf);
@@ -1223,6 +1251,8 @@ static int box_plan(struct box_args *a)
 		opt("--timeout", buf);
 	}
 	opt("--image", a->image ? a->image : a->rootfs);
+	if (!host)
+		opt("--lower", lower);
 	if (strcmp(root, "overlay") == 0)
 		opt("--overlay", NULL);
 	for (int i = 0; i < a->nlabels; i++)
@@ -1233,7 +1263,7 @@ static int box_plan(struct box_args *a)
 	printf(" -- \\\n  kern-fs");
 	opt("--root", root);
 	if (!host)
-		opt("--lower", a->rootfs);
+		opt("--lower", lower);
 	opt("--hostname", a->hostname_buf);
 	if (a->read_only)
 		opt("--ro", NULL);
@@ -1245,8 +1275,8 @@ static int box_plan(struct box_args *a)
 	struct statfs cgfs;
 	if (statfs("/sys/fs/cgroup", &cgfs) == 0 && cgfs.f_type == CGROUP2_SUPER_MAGIC)
 		opt("--cgroup2", NULL);
-	if (a->workdir)
-		opt("--workdir", a->workdir);
+	if (workdir)
+		opt("--workdir", workdir);
 	for (int i = 0; i < a->nbinds; i++) {
 		if (format_mount(&a->binds[i], buf, sizeof buf) < 0)
 			return EXIT_CLI;
@@ -1257,6 +1287,9 @@ static int box_plan(struct box_args *a)
 		opt("--tmpfs", buf);
 	}
 	printf(" -- \\\n  kern-seccomp");
+	/* In kern box's order: the image's environment, env files, then -e. */
+	for (char **e = l.icfg.env; e && *e; e++)
+		opt("--env", *e);
 	for (int i = 0; i < a->nenv_files; i++) {
 		snprintf(buf, sizeof buf, "/proc/self/fd/%d", 3 + i);
 		opt("--env-file", buf);
@@ -1271,19 +1304,17 @@ static int box_plan(struct box_args *a)
 		}
 	}
 	opt("--caps", caps);
-	if (a->user)
-		opt("--user", a->user);
+	if (user)
+		opt("--user", user);
 	opt("--seccomp", seccomp_mode_name(a->seccomp_mode));
 	for (int i = 0; i < a->nulimits; i++)
 		opt("--ulimit", a->ulimit_raw[i]);
 	if (a->apparmor)
 		opt("--apparmor", a->apparmor);
 	printf(" -- \\\n ");
-	if (a->ncmd == 0)
-		opt("/bin/sh", NULL);
-	for (int i = 0; i < a->ncmd; i++) {
+	for (size_t i = 0; i < l.argv.n; i++) {
 		putchar(' ');
-		sh_word(a->cmd[i]);
+		sh_word(l.argv.v[i]);
 	}
 	printf("\n");
 	return 0;

@@ -25,7 +25,9 @@ static const char usage[] =
 	"                             127.0.0.1:3128 listener is handed to the proxy\n"
 	"\n"
 	"Default map: `0 <your uid> 1` with setgroups denied. Exit 125 when the\n"
-	"namespaces cannot be created (unprivileged user namespaces restricted).\n";
+	"namespaces cannot be created (unprivileged user namespaces restricted).\n"
+	"NEXT gets KERN_NS_MAP=range|single|single-asked|single-silent, the map\n"
+	"written, for kern-wait (which removes it before the box starts).\n";
 
 static int ns_main(int argc, char **argv)
 {
@@ -54,6 +56,8 @@ static int ns_main(int argc, char **argv)
 	int rc = ns_enter(&cfg, egress_fd, &ranged);
 	if (rc)
 		return rc;
+	setenv(NS_MAP_ENV, ranged ? "range" : !cfg.range ? "single" :
+			   cfg.range_explicit ? "single-asked" : "single-silent", 1);
 	exec_next(argv + next);
 	setup_failed("kern-ns: exec %s: %m", argv[next]);
 	return EXIT_SETUP;

@@ -14,6 +14,7 @@
 #include "diag.h"
 #include "env.h"
 #include "fdutil.h"
+#include "ns.h"
 #include "parse.h"
 #include "registry.h"
 #include "rmtree.h"
@@ -34,6 +35,8 @@ static const char usage[] =
 	"  --overlay               make upper/ and work/ in scratch for an overlay root\n"
 	"  --image REF, --label K=V, --seccomp MODE, --caps HEX, --user UID:GID\n"
 	"                          recorded for `kern ps` and `kern exec`\n"
+	"  --lower DIR             the root's lower directory, recorded so that image\n"
+	"                          garbage collection keeps it while the box runs\n"
 	"\n"
 	"PID 1 finds its status pipe, report socket and scratch directory in\n"
 	"KERN_PID1 (internal plumbing; never passed to the workload).\n";
@@ -95,6 +98,8 @@ static int parse(char **argv, int end, struct wait_args *w)
 			w->limits.cpu_micro = u;
 		else if (!strcmp(f, "--image"))
 			snprintf(w->rec.image, sizeof w->rec.image, "%s", v);
+		else if (!strcmp(f, "--lower") && v[0] == '/')
+			snprintf(w->rec.lower, sizeof w->rec.lower, "%s", v);
 		else if (!strcmp(f, "--label") && strchr(v, '=') && w->rec.nlabels < RECORD_MAX_LABELS)
 			w->rec.labels[w->rec.nlabels++] = (char *)v;
 		else if (!strcmp(f, "--seccomp"))
@@ -129,6 +134,11 @@ static int wait_main(int argc, char **argv)
 	if ((rc = parse(argv, next - 1, &w)))
 		return rc;
 	w.next = argv + next;
+	/* From kern-ns: the map it wrote. Never passed on to the box. */
+	const char *map_env = getenv(NS_MAP_ENV);
+	int range_wanted = map_env && strcmp(map_env, "single") != 0;
+	int silent_single = map_env && !strcmp(map_env, "single-silent");
+	unsetenv(NS_MAP_ENV);
 	int started_fd = env_fd("KERN_STARTED_FD");
 	if (started_fd >= 0)
 		set_cloexec(started_fd, 1);
@@ -146,7 +156,7 @@ static int wait_main(int argc, char **argv)
 	if ((rc = registry_claim(w.runtime, &w.rec)))
 		return rc;
 	char scratch[4096];
-	if (scratch_create(w.runtime, w.name, w.overlay, w.rec.user[0] != 0, scratch,
+	if (scratch_create(w.runtime, w.name, w.overlay, range_wanted || w.rec.user[0] != 0, scratch,
 			   sizeof scratch) < 0 ||
 	    (rc = cg_open(w.name, getpid(), &w.limits, &cg)) != 0) {
 		rmtree(w.rec.scratch);
@@ -161,7 +171,10 @@ static int wait_main(int argc, char **argv)
 			       .cg = cg, .timeout = w.timeout, .started_fd = started_fd,
 			       .alive_fd = env_fd("KERN_ALIVE_FD"), .detach_fd = -1, .chain = 1,
 			       .pid1 = pid1_exec, .ctx = &w};
-	return supervise(&s);
+	rc = supervise(&s);
+	if (silent_single && rc != 0 && rc != EXIT_SETUP)
+		note("%s", single_map_note);
+	return rc;
 }
 
 APPLET(wait, "supervise the box: PID 1, deadline, reaping, outcome bytes", usage, wait_main);

@@ -227,12 +227,16 @@ int image_resolve(const char *ref, int policy, const char *arch, char *rootfs, s
 		return EXIT_CLI;
 	}
 	/* --pull never decides before anything is created. */
-	if (cache_open(&c, ref, policy != PULL_NEVER) < 0)
+	if (cache_open(&c, ref, policy != PULL_NEVER && policy != PULL_PLAN) < 0)
 		return EXIT_CLI;
 	enum entry_state st = cache_state(&c, &what);
 	int rc = 0;
 	if (st == ENTRY_UNSAFE) {
 		fatal("image", "%s/%s%s is a symlink or not owned by you - refusing", c.root, c.key, what);
+		rc = EXIT_CLI;
+	} else if (policy == PULL_PLAN && st != ENTRY_COMPLETE) {
+		fatal("image", "image '%s' is not in the cache and --plan never pulls", ref);
+		hint("run `kern pull %s` first", ref);
 		rc = EXIT_CLI;
 	} else if (policy == PULL_NEVER && st != ENTRY_COMPLETE) {
 		fatal("image", "image '%s' is not usable locally (it needs its rootfs, its sentinel and its config sidecar) and --pull never was given",

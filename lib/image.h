@@ -6,7 +6,8 @@
 
 #include <stddef.h>
 
-enum pull_policy { PULL_MISSING, PULL_NEVER, PULL_ALWAYS };
+/* PULL_PLAN: as PULL_NEVER, for `kern box --plan`, which never pulls. */
+enum pull_policy { PULL_MISSING, PULL_NEVER, PULL_ALWAYS, PULL_PLAN };
 
 /* What the box takes from the image config (the .image sidecar). Arrays
  * are NULL-terminated; entrypoint/cmd are NULL when the image has none. */

@@ -15,6 +15,10 @@
 #include "egress.h"
 #include "ns.h"
 
+const char single_map_note[] =
+	"this box ran with a single-id map (no subordinate id range was available); "
+	"files owned by other users in the image appear as nobody";
+
 int subid_range(const char *file, uid_t id, const char *login, unsigned long *start,
 		unsigned long *count)
 {

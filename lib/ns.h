@@ -18,6 +18,17 @@ int ns_range_available(uid_t uid);
 
 /* The caller's subordinate range from /etc/subuid or /etc/subgid (login
  * name row preferred over the numeric one, count > 1). 0 or -1. */
+/* The note after a failed box that wanted a range map but, silently, ran
+ * with a single-id map. */
+extern const char single_map_note[];
+
+/* The chain's hand-over from kern-ns to kern-wait (same process, via exec):
+ * which map was written. kern-wait reads and unsets it, so it never reaches
+ * the box. Values: "range"; "single" (none asked for); "single-asked"
+ * (--uid-range could not be had; kern-ns warned); "single-silent" (a range
+ * was merely preferred and could not be had). */
+#define NS_MAP_ENV "KERN_NS_MAP"
+
 int subid_range(const char *file, uid_t id, const char *login, unsigned long *start,
 		unsigned long *count);
 

@@ -2,6 +2,7 @@
 # User, Entrypoint, Cmd), the Python image, CONC-5/CONC-6 with boxes,
 # CACHE-4 with a running box, kern rmi while a box runs.
 load helper
+load plan
 load ../helpers/fixtures
 
 setup_file() {
@@ -45,6 +46,18 @@ teardown() {
 	run --separate-stderr kern box b1 --image "$REG/busybox:oci" --workdir /tmp -- pwd
 	assert_status 0
 	[ "$output" = /tmp ] && [ -z "$stderr" ]
+}
+
+@test "plan: a cached registry image's chain runs like kern box: Env with a tab, WorkingDir, the cache as lower [rootless]" {
+	require_extractor
+	[ -x "$TREE/build/kern-static" ] || skip "no static build (make static); a dynamic kern cannot exec itself inside the image's root"
+	kern pull "$REG/busybox:oci" 2>/dev/null
+	use_static_chain
+	plan=$("$KERN" box pimg --image "$REG/busybox:oci" --plan -- true)
+	[[ $plan == *"kern-fs --root overlay --lower $CACHE/"* ]]
+	[[ $plan == *"kern-ns --uid-range-if-available"* ]]
+	[[ $plan == *"--env FIXTURE=busybox"* ]]
+	compare_plan pimg --image "$REG/busybox:oci" -e X=1
 }
 
 @test "box --image applies Entrypoint and Cmd; --entrypoint \"\" clears it [rootless]" {
