@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,6 +170,11 @@ int supervise(struct supervisor *s)
 		_exit(EXIT_SETUP);
 	}
 	int fork_errno = errno;
+	/* PID 1's setup is the critical path; the bookkeeping below is not.
+	 * A new child often lands on this CPU and would wait until the
+	 * supervisor next sleeps: let it run first (the scheduler moves the
+	 * supervisor to an idle CPU if there is one). */
+	sched_yield();
 	int left = cg_leave(s->cg);
 	close(status_p[1]);
 	close(report_p[1]);

@@ -223,3 +223,15 @@ TEST(profiles_vgpio_refusal_names_the_device)
 	CHECK(resolve(toml, fd, 1, &p) == 1);
 	CHECK(strstr(errout, "refusing device '/dev/fd/0': the path goes through a symlink") != NULL);
 }
+
+TEST(profile_token_syntax)
+{
+	static const char *const good[] = {"vcpu:small", "vgpio:nulls", "vdisk:a", "vcpu:0", "vdisk:a.b_c-d9"};
+	static const char *const bad[] = {"vcpu:", "vcpu:.x", "vcpu:-x", "vcpu:_x", "vcpux:a", "vdisk", "box",
+					  "vcpu:a b", "vcpu:a/b", "vcpu:é", "VCPU:a", " vcpu:a", "vcpu:a\n",
+					  "vnet:a", ""};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		CHECK(profile_token_valid(good[i]));
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		CHECK(!profile_token_valid(bad[i]));
+}
