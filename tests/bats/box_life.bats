@@ -45,7 +45,7 @@ open("/w/ready", "w").close()
 while True:
     open("/w/tick", "a").write("x"); time.sleep(0.01)' &
 	kpid=$!
-	wait_for "$f/ready" . 5 || true
+	for _ in $(seq 100); do [ -e "$f/ready" ] && break; sleep 0.05; done
 	[ -e "$f/ready" ]
 	kill -KILL $kpid
 	sleep 1.5
