@@ -280,13 +280,23 @@ static unsigned wanted(const struct cg_limits *req)
 	       (req->cpuset ? CG_BIT(CG_CPUSET) : 0);
 }
 
+/* An empty hierarchy slot. Its four PATH_MAX strings are emptied, not
+ * cleared whole: a cleared 16 KiB is four pages touched on the start path,
+ * each a page fault. */
+static void hier_reset(struct cg_hier *h)
+{
+	h->mount[0] = h->parent[0] = h->dir[0] = h->home[0] = 0;
+	h->ctls = 0;
+	h->fd = h->leaf_fd = -1;
+}
+
 /* v2 with parent P prepared: one hierarchy holding every controller P's
  * children get. */
 static int v2_use(struct cg_box *cg, struct cg_mount *m, const char *parent, const char *home,
 		  const char *boxname, enum cg_place place)
 {
 	struct cg_hier *h = &cg->h[0];
-	memset(h, 0, sizeof *h);
+	hier_reset(h);
 	snprintf(h->mount, sizeof h->mount, "%s", m->dir);
 	snprintf(h->parent, sizeof h->parent, "%s", parent);
 	snprintf(h->home, sizeof h->home, "%s", home);
@@ -406,7 +416,7 @@ static int place_v1(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 		int owned = 0;
 		if (!(m->ctls & want))
 			continue;
-		memset(h, 0, sizeof *h);
+		hier_reset(h);
 		h->fd = -1;
 		p[0] = 0;
 		snprintf(h->mount, sizeof h->mount, "%s", m->dir);
@@ -492,7 +502,7 @@ static int find_in(struct cg_hier *h, const char *mount, const char *parent, con
 	if (!parent[0] || join(dir, parent, boxname) < 0 || lstat(dir, &st) < 0 ||
 	    !S_ISDIR(st.st_mode))
 		return 0;
-	memset(h, 0, sizeof *h);
+	hier_reset(h);
 	snprintf(h->mount, sizeof h->mount, "%s", mount);
 	snprintf(h->parent, sizeof h->parent, "%s", parent);
 	snprintf(h->dir, sizeof h->dir, "%s", dir);
