@@ -744,6 +744,32 @@ struct launch {
 	int alive_fd, started_fd;
 };
 
+/* The user lookup of -u or the image's User, in the root's own /etc
+ * (lower NULL: the host image, the host's /etc). */
+static int resolve_user(const char *lower, const char *user, struct lockdown *ld, char *why,
+			size_t len)
+{
+	int rootfd = lower ? open(lower, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	int rc = user_resolve(rootfd, user, ld, why, len);
+	if (rootfd >= 0)
+		close(rootfd);
+	return rc;
+}
+
+/* The id map a box gets; launch() and --plan decide it here. A non-root
+ * user needs a range, --uid-range asks for one (a warning when it cannot be
+ * had), and a registry image merely prefers one (silently). */
+enum map_choice { MAP_SINGLE, MAP_RANGE_PREFERRED, MAP_RANGE };
+
+static enum map_choice map_choice(const struct box_args *a, int nonroot)
+{
+	if (a->uid_range == 1 || nonroot)
+		return MAP_RANGE;
+	if (a->uid_range == 0 && a->image && strcmp(a->image, "host") != 0)
+		return MAP_RANGE_PREFERRED;
+	return MAP_SINGLE;
+}
+
 static void pid1_main(void *ctx, int report_fd)
 {
 	struct launch *l = ctx;
@@ -852,16 +878,9 @@ static int detach(struct launch *l, int *report_fd)
 	}
 	if (child > 0) {
 		char msg[4200];
-		size_t got = 0;
+		size_t got;
 		close(p[1]);
-		for (;;) {
-			ssize_t n = read(p[0], msg + got, sizeof msg - 1 - got);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;
-			got += (size_t)n;
-		}
+		got = read_full(p[0], msg, sizeof msg - 1);
 		msg[got] = 0;
 		int code = got ? (int)strtol(msg, NULL, 10) : -1;
 		char *text = strchr(msg, ' ');
@@ -961,12 +980,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	l.run.ld.nulimits = a->nulimits;
 	const char *user = a->user ? a->user : (l.icfg.user && *l.icfg.user ? l.icfg.user : NULL);
 	if (user) {
-		int rootfd = -1;
-		if (l.fs.root != ROOT_HOST)
-			rootfd = open(l.lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		rc = user_resolve(rootfd, user, &l.run.ld, why, sizeof why);
-		if (rootfd >= 0)
-			close(rootfd);
+		rc = resolve_user(l.fs.root == ROOT_HOST ? NULL : l.lower, user, &l.run.ld, why, sizeof why);
 		if (rc < 0) {
 			setup_failed("--user %s: %s", user, why);
 			return fail_started(&l, EXIT_SETUP);
@@ -975,9 +989,9 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	/* Registry images map a subordinate range when one is available; a
 	 * non-root user needs one. */
 	int nonroot = l.run.ld.user_set && (l.run.ld.uid != 0 || l.run.ld.gid != 0);
-	l.range_wanted = a->uid_range == 1 || nonroot ||
-			 (a->uid_range == 0 && l.fs.root == ROOT_OVERLAY && a->image);
-	l.range_silent = a->uid_range == 0 && !nonroot;
+	enum map_choice map = map_choice(a, nonroot);
+	l.range_wanted = map != MAP_SINGLE;
+	l.range_silent = map == MAP_RANGE_PREFERRED;
 	if (nonroot && !ns_range_available(geteuid())) {
 		setup_failed("--user %u:%u cannot be mapped: no subordinate id range for uid %u in "
 			     "/etc/subuid and /etc/subgid (or no newuidmap)", (unsigned)l.run.ld.uid,
@@ -1055,7 +1069,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 
 	/* 9-11: kern-ns */
 	struct ns_config nc = {.net_host = a->net == NET_HOST, .range = l.range_wanted,
-			       .range_explicit = a->uid_range == 1 || nonroot,
+			       .range_explicit = map == MAP_RANGE,
 			       .uid = geteuid(), .gid = getegid()};
 	int ranged = 0;
 	if ((rc = ns_enter(&nc, egress_ctl, &ranged))) {
@@ -1199,21 +1213,16 @@ static int box_plan(struct box_args *a)
 		setup_failed("out of memory");
 		return EXIT_SETUP;
 	}
-	/* The id map kern box would choose (see launch()): a subordinate range
-	 * when asked for or needed by a non-root user, silently when an image
-	 * would merely like one. */
+	/* The id map kern box would choose (map_choice). */
 	int nonroot = 0;
 	if (user) {
 		struct lockdown ld = {0};
-		int rootfd = host ? -1 : open(lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		nonroot = user_resolve(rootfd, user, &ld, buf, sizeof buf) < 0 || ld.uid != 0 || ld.gid != 0;
-		if (rootfd >= 0)
-			close(rootfd);
+		nonroot = resolve_user(host ? NULL : lower, user, &ld, buf, sizeof buf) < 0 || ld.uid != 0 ||
+			  ld.gid != 0;
 	}
-	if (a->uid_range == 1 || nonroot)
-		range = "--uid-range";
-	else if (a->uid_range == 0 && a->image && !host)
-		range = "--uid-range-if-available";
+	enum map_choice map = map_choice(a, nonroot);
+	if (map != MAP_SINGLE)
+		range = map == MAP_RANGE ? "--uid-range" : "--uid-range-if-available";
 	if (kern_dir(KDIR_RUNTIME, runtime, sizeof runtime, 0) < 0)
 		snprintf(runtime, sizeof runtime, "/tmp/kern-%u", (unsigned)geteuid());
 	printf("#!/bin/sh\n# kern box %s: the applet chain, one step per line\n", a->name);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "envfile.h"
+#include "fdutil.h"
 
 int envfile_read(const char *path, struct strv *out, char *why, size_t len)
 {
@@ -24,18 +25,16 @@ int envfile_read(const char *path, struct strv *out, char *why, size_t len)
 				break;
 			buf = g;
 		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
+		size_t want = cap - n, r = read_full(fd, buf + n, want);
+		n += r;
 		if (n > ENVFILE_MAX) {
 			close(fd);
 			free(buf);
 			snprintf(why, len, "%s is larger than %d bytes", path, ENVFILE_MAX);
 			return -1;
 		}
+		if (r < want)	/* end of file (or a read error) */
+			break;
 	}
 	close(fd);
 	if (!buf) {

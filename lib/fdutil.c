@@ -77,21 +77,26 @@ long read_small_file(const char *path, char *buf, size_t len)
 	return (long)n;
 }
 
-char *read_fd_bytes(int fd, size_t size, size_t *len)
+size_t read_full(int fd, char *buf, size_t len)
 {
-	char *buf = malloc(size + 1);
 	size_t n = 0;
-	if (!buf)
-		return NULL;
-	while (n < size) {
-		ssize_t r = read(fd, buf + n, size - n);
+	while (n < len) {
+		ssize_t r = read(fd, buf + n, len - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		n += (size_t)r;
 	}
-	buf[n] = 0;
-	*len = n;
+	return n;
+}
+
+char *read_fd_bytes(int fd, size_t size, size_t *len)
+{
+	char *buf = malloc(size + 1);
+	if (!buf)
+		return NULL;
+	*len = read_full(fd, buf, size);
+	buf[*len] = 0;
 	return buf;
 }

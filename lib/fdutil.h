@@ -13,6 +13,9 @@ int set_cloexec(int fd, int on);
  * terminated. Returns the length (> 0), or -1 when it cannot be opened
  * or is empty. */
 long read_small_file(const char *path, char *buf, size_t len);
+/* Read into buf until len bytes, end of file or an error (EINTR retried);
+ * returns how many were read. */
+size_t read_full(int fd, char *buf, size_t len);
 /* Read up to size bytes of fd (a regular file the caller has fstat'ed and
  * bounded) into a new NUL-terminated buffer; *len is what was read. NULL
  * when out of memory. The caller closes fd. */
