@@ -93,12 +93,20 @@ static int kill_pass(int dirfd)
 }
 
 /* kernfs counts a directory's subdirectories in its link count: a cgroup
- * with none (the usual box) needs no listing, which teardown would
- * otherwise pay for on every walk. */
-static int has_children(int dirfd)
+ * with none (the usual leaf) needs no listing, and one with exactly one,
+ * named CG_LEAF (the usual box cgroup), needs none either. Teardown would
+ * otherwise pay for a listing on every walk. -1: unknown. */
+static int children(int dirfd)
 {
 	struct stat st;
-	return fstat(dirfd, &st) < 0 || st.st_nlink > 2;
+	return fstat(dirfd, &st) < 0 || st.st_nlink < 2 ? -1 : (int)(st.st_nlink - 2);
+}
+
+/* The only child, when it is the leaf; -1 otherwise. */
+static int only_leaf(int dirfd)
+{
+	return children(dirfd) == 1 ?
+		       openat(dirfd, CG_LEAF, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
 }
 
 /* Calls fn on dirfd's cgroup and every cgroup below it, children first. */
@@ -109,8 +117,14 @@ static int walk(int dirfd, int depth, int (*fn)(int fd, void *arg), void *arg)
 	struct dirent *e;
 	if (depth > TREE_DEPTH)
 		return 0;
-	if (!has_children(dirfd))
+	if (children(dirfd) == 0)
 		return fn(dirfd, arg);
+	int leaf = only_leaf(dirfd);
+	if (leaf >= 0) {
+		total = walk(leaf, depth + 1, fn, arg);
+		close(leaf);
+		return total + fn(dirfd, arg);
+	}
 	dup_fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dup_fd >= 0 && (d = fdopendir(dup_fd))) {
 		while ((e = readdir(d))) {
@@ -145,7 +159,9 @@ static int rmdir_children_fn(int fd, void *arg)
 	DIR *d;
 	struct dirent *e;
 	(void)arg;
-	if (!has_children(fd))
+	if (children(fd) == 0)
+		return 0;
+	if (children(fd) == 1 && unlinkat(fd, CG_LEAF, AT_REMOVEDIR) == 0)
 		return 0;
 	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dup_fd < 0 || !(d = fdopendir(dup_fd))) {

@@ -215,9 +215,10 @@ static void remove_all(struct cg_box *cg)
 }
 
 /* Sweep each parent this box used (§2.2 step 7: up to 128 in all). */
-static void sweep_parents(struct cg_box *cg, int max)
+void cg_sweep_parents(struct cg_box *cg)
 {
-	for (int i = 0; i < cg->nh && max > 0; i++)
+	int max = 128;
+	for (int i = 0; cg && i < cg->nh && max > 0; i++)
 		max -= cg_sweep_dir(cg->h[i].parent, max);
 }
 
@@ -302,7 +303,8 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 	}
 	if (!req->allow_uncapped)
 		cg_notices(cg, req);
-	sweep_parents(cg, 128);
+	if (!req->sweep_later)
+		cg_sweep_parents(cg);
 	build_record(cg);
 	*out = cg;
 	return 0;
@@ -553,6 +555,27 @@ void cg_destroy(struct cg_box *cg)
 	if (!cg)
 		return;
 	remove_all(cg);
+	close_fds(cg);
+	box_free(cg);
+}
+
+void cg_teardown(struct cg_box *cg)
+{
+	int empty = 1;
+	if (!cg)
+		return;
+	for (int i = 0; i < cg->nh && empty; i++) {
+		struct cg_hier *h = &cg->h[i];
+		int leaf_gone = cg->version != 1 || h->fd < 0 ||
+				unlinkat(h->fd, CG_LEAF, AT_REMOVEDIR) == 0 || errno == ENOENT;
+		empty = leaf_gone && (rmdir(h->dir) == 0 || errno == ENOENT);
+	}
+	if (!empty) {
+		cg_kill_all(cg);
+		cg_destroy(cg);
+		return;
+	}
+	restore_self(cg);
 	close_fds(cg);
 	box_free(cg);
 }

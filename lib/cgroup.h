@@ -18,13 +18,16 @@ struct cg_limits {
 	int require_limits;	/* --require-limits / KERN_REQUIRE_LIMITS */
 	int allow_uncapped;	/* --allow-uncapped / KERN_ALLOW_UNCAPPED */
 	int no_scope;		/* KERN_NO_SCOPE */
+	pid_t pid1;		/* kern box: PID 1, already running in the caller's cgroup,
+				 * moves along when the supervisor steps aside (v2); 0 = none */
+	int sweep_later;	/* the caller sweeps (cg_sweep_parents) once the box runs */
 };
 
 struct cg_box;	/* opaque; one box's cgroup(s) in every hierarchy used */
 
 /* Step 7: pick the parent for this host, create kern-box-<name>-<sup>, write
  * and read back the limits, print the notices of §7.7, sweep up to 128
- * orphans. *out is set even when the box runs uncapped (no hierarchy).
+ * orphans (unless req->sweep_later). *out is set even when the box runs uncapped (no hierarchy).
  * Returns 0, or 125 after printing `kern: sandbox setup failed:` (and a
  * hint) when --require-limits cannot be met or an owned hierarchy refuses
  * a limit. */
@@ -69,11 +72,18 @@ int cg_oom_evidence(struct cg_box *cg);
 void cg_kill_all(struct cg_box *cg);
 /* Remove the box cgroup(s) once empty and free cg. */
 void cg_destroy(struct cg_box *cg);
+/* The supervisor's teardown, once PID 1 is reaped (so, usually, the box
+ * cgroup is empty already): one rmdir per directory, and cg_kill_all()
+ * then cg_destroy() only if something is still there. Frees cg. */
+void cg_teardown(struct cg_box *cg);
 /* Free without removing (a process that is not the owner). */
 void cg_close(struct cg_box *cg);
 
 /* Remove empty kern-box-*-<pid> directories whose pid is dead. */
 int cg_sweep_orphans(int max);
+/* The orphan sweep of cg_create() over the parents cg uses, for a caller
+ * that asked for it later (sweep_later). */
+void cg_sweep_parents(struct cg_box *cg);
 
 /* For `kern doctor` and tests: the caps verified in force (CG_HAS_*), and
  * one line saying where the box cgroup is ("v1 root: ..."). */

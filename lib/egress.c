@@ -250,23 +250,7 @@ static void lo_up(void)
 /* Sends one byte, and fd when >= 0. */
 static int send_fd(int ctl, char what, int fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {.iov_base = &what, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (fd >= 0) {
-		memset(cbuf, 0, sizeof cbuf);
-		msg.msg_control = cbuf;
-		msg.msg_controllen = sizeof cbuf;
-		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof fd);
-	}
-	ssize_t n;
-	while ((n = sendmsg(ctl, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
-	return n == 1 ? 0 : -1;
+	return send_with_fd(ctl, &what, 1, fd);
 }
 
 /* The proxy answers 'A' or 'X' followed by its pid. */
@@ -296,29 +280,46 @@ static int abandon(int ctl, const char *what, int err)
 	return -1;
 }
 
-int egress_attach(int ctl)
+int egress_listen(int *stage)
 {
 	struct sockaddr_in a;
 	int one = 1;
-	if (ctl < 0)
-		return -1;
+	*stage = EGRESS_LISTEN_SOCKET;
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
-		return abandon(ctl, "socket in the box network namespace", errno);
+		return -1;
 	memset(&a, 0, sizeof a);
 	a.sin_family = AF_INET;
 	a.sin_port = htons(3128);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	(void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	*stage = EGRESS_LISTEN_BIND;
 	if (bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 4096) < 0) {
 		int e = errno;
 		close(s);
-		return abandon(ctl, "listen on 127.0.0.1:3128 in the box network namespace", e);
+		errno = e;
+		return -1;
 	}
 	lo_up();
-	int sent = send_fd(ctl, 'L', s);
+	return s;
+}
+
+int egress_hand_over(int ctl, int listener, int stage, int err)
+{
+	if (ctl < 0) {
+		if (listener >= 0)
+			close(listener);
+		return -1;
+	}
+	if (listener < 0)
+		return abandon(ctl,
+			       stage == EGRESS_LISTEN_SOCKET ?
+				       "socket in the box network namespace" :
+				       "listen on 127.0.0.1:3128 in the box network namespace",
+			       err);
+	int sent = send_fd(ctl, 'L', listener);
 	int e = errno;
-	close(s);
+	close(listener);
 	pid_t pid = sent == 0 ? answer_pid(ctl, 'A') : -1;
 	if (pid < 0) {
 		if (sent == 0)
@@ -335,6 +336,15 @@ int egress_attach(int ctl)
 	held_ctl = ctl;
 	held_pid = pid;
 	return 0;
+}
+
+int egress_attach(int ctl)
+{
+	int stage;
+	if (ctl < 0)
+		return -1;
+	int listener = egress_listen(&stage);
+	return egress_hand_over(ctl, listener, stage, errno);
 }
 
 /* The lifeline named by KERN_EGRESS_FD, if it is one: a UNIX seqpacket

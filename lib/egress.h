@@ -58,6 +58,18 @@ int egress_start(const struct egress_config *cfg, int *ctl);
  * reason. Returns 0, or -1 with the warning above printed and ctl closed. */
 int egress_attach(int ctl);
 
+/* egress_attach() in two halves, for kern box, whose PID 1 is cloned
+ * straight into the box's network namespace while the supervisor stays
+ * outside. egress_listen() runs in PID 1: it creates the listener and
+ * brings lo up, returning the socket, or -1 with errno and *stage (which
+ * step failed) set. egress_hand_over() runs in the process that started
+ * the proxy: it hands the listener over (closing it), or, when listener
+ * is -1, gives up with the warning above for stage and err. Returns as
+ * egress_attach(). */
+enum { EGRESS_LISTEN_SOCKET, EGRESS_LISTEN_BIND };
+int egress_listen(int *stage);
+int egress_hand_over(int ctl, int listener, int stage, int err);
+
 /* Teardown step 2 (isolation.md §8.4): close the lifeline, SIGKILL the
  * proxy and reap it (waiting at most 2 s). Works in the process that
  * called egress_start()/egress_attach(), and after an exec through

@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -99,4 +101,44 @@ char *read_fd_bytes(int fd, size_t size, size_t *len)
 	*len = read_full(fd, buf, size);
 	buf[*len] = 0;
 	return buf;
+}
+
+int send_with_fd(int sock, const void *buf, size_t len, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (fd >= 0) {
+		memset(cbuf, 0, sizeof cbuf);
+		msg.msg_control = cbuf;
+		msg.msg_controllen = sizeof cbuf;
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof fd);
+	}
+	ssize_t n;
+	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+long recv_with_fd(int sock, void *buf, size_t len, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof cbuf};
+	ssize_t n;
+	*fd = -1;
+	while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (n < 0)
+		return -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(fd, CMSG_DATA(c), sizeof *fd);
+	return (long)n;
 }

@@ -20,5 +20,13 @@ size_t read_full(int fd, char *buf, size_t len);
  * bounded) into a new NUL-terminated buffer; *len is what was read. NULL
  * when out of memory. The caller closes fd. */
 char *read_fd_bytes(int fd, size_t size, size_t *len);
+/* One message of len bytes on a UNIX socket, carrying fd (SCM_RIGHTS)
+ * when fd >= 0; EINTR retried, never SIGPIPE. Returns 0 once it is sent
+ * whole, -1 otherwise. */
+int send_with_fd(int sock, const void *buf, size_t len, int fd);
+/* One message of up to len bytes; a descriptor that came with it goes to
+ * *fd (close-on-exec), else *fd is -1. Returns the length, 0 at end of
+ * file, -1 on an error. */
+long recv_with_fd(int sock, void *buf, size_t len, int *fd);
 
 #endif

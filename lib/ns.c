@@ -60,22 +60,27 @@ static int write_file(const char *path, const char *data)
 	return n == (ssize_t)strlen(data) ? 0 : -1;
 }
 
-static int single_map(const struct ns_config *cfg)
+/* proc is /proc/self, or /proc/<pid> of a child cloned into its own user
+ * namespace (the parent owns it, so it may write the single map). */
+static int single_map(const char *proc, const struct ns_config *cfg)
 {
-	char map[64];
-	if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT) {
-		setup_failed("write /proc/self/setgroups: %s (an AppArmor or sysctl restriction on "
-			     "unprivileged user namespaces?)", strerror(errno));
+	char map[64], path[64];
+	snprintf(path, sizeof path, "%s/setgroups", proc);
+	if (write_file(path, "deny") < 0 && errno != ENOENT) {
+		setup_failed("write %s: %s (an AppArmor or sysctl restriction on unprivileged user "
+			     "namespaces?)", path, strerror(errno));
 		return EXIT_SETUP;
 	}
+	snprintf(path, sizeof path, "%s/uid_map", proc);
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->uid);
-	if (write_file("/proc/self/uid_map", map) < 0) {
-		setup_failed("write /proc/self/uid_map: %s", strerror(errno));
+	if (write_file(path, map) < 0) {
+		setup_failed("write %s: %s", path, strerror(errno));
 		return EXIT_SETUP;
 	}
+	snprintf(path, sizeof path, "%s/gid_map", proc);
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->gid);
-	if (write_file("/proc/self/gid_map", map) < 0) {
-		setup_failed("write /proc/self/gid_map: %s", strerror(errno));
+	if (write_file(path, map) < 0) {
+		setup_failed("write %s: %s", path, strerror(errno));
 		return EXIT_SETUP;
 	}
 	return 0;
@@ -124,30 +129,37 @@ static int run_tool(const char *tool, pid_t target, unsigned id, unsigned long s
 	return p;
 }
 
-/* The id-map writer: forked before unshare, it waits for the go byte, then
- * maps the ranges from the parent namespace (directly as root, through the
- * setuid helpers otherwise), and reports 0 or 1 as its exit status. */
-static void map_writer(int go, pid_t target, const struct ns_config *cfg, const struct range *r)
+/* Maps the ranges of target's user namespace from its parent namespace:
+ * directly as root, through the setuid helpers otherwise. 0 on success. */
+static int range_map(pid_t target, const struct ns_config *cfg, const struct range *r)
 {
-	char b, path[64], map[128];
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (read(go, &b, 1) != 1)
-		_exit(1);
+	char path[64], map[128];
 	if (geteuid() == 0) {
 		snprintf(path, sizeof path, "/proc/%d/uid_map", (int)target);
 		snprintf(map, sizeof map, "0 %u 1\n1 %lu %lu\n", (unsigned)cfg->uid, r->ustart, r->ucount);
 		if (write_file(path, map) < 0)
-			_exit(1);
+			return -1;
 		snprintf(path, sizeof path, "/proc/%d/gid_map", (int)target);
 		snprintf(map, sizeof map, "0 %u 1\n1 %lu %lu\n", (unsigned)cfg->gid, r->gstart, r->gcount);
-		_exit(write_file(path, map) < 0);
+		return write_file(path, map);
 	}
 	int st1, st2;
 	pid_t u = run_tool("newuidmap", target, (unsigned)cfg->uid, r->ustart, r->ucount);
 	pid_t g = run_tool("newgidmap", target, (unsigned)cfg->gid, r->gstart, r->gcount);
 	if (u < 0 || g < 0 || waitpid(u, &st1, 0) < 0 || waitpid(g, &st2, 0) < 0)
+		return -1;
+	return WIFEXITED(st1) && WEXITSTATUS(st1) == 0 && WIFEXITED(st2) && WEXITSTATUS(st2) == 0 ? 0 : -1;
+}
+
+/* The id-map writer: forked before unshare, it waits for the go byte, then
+ * maps the caller's new namespace and reports 0 or 1 as its exit status. */
+static void map_writer(int go, pid_t target, const struct ns_config *cfg, const struct range *r)
+{
+	char b;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (read(go, &b, 1) != 1)
 		_exit(1);
-	_exit(!(WIFEXITED(st1) && WEXITSTATUS(st1) == 0 && WIFEXITED(st2) && WEXITSTATUS(st2) == 0));
+	_exit(range_map(target, cfg, r) != 0);
 }
 
 static int have_range(const struct ns_config *cfg, struct range *r)
@@ -172,16 +184,55 @@ int ns_range_available(uid_t uid)
 	return have_range(&cfg, &r);
 }
 
+static void ns_failed(const char *call, int e)
+{
+	if (e == EPERM || e == EACCES || e == ENOSPC || e == EUSERS)
+		setup_failed("%s(CLONE_NEWUSER|CLONE_NEWPID|...): %s: unprivileged user namespaces are "
+			     "restricted on this host (sysctl kernel.unprivileged_userns_clone, "
+			     "user.max_user_namespaces or an AppArmor userns policy)", call, strerror(e));
+	else
+		setup_failed("%s(CLONE_NEWUSER|CLONE_NEWPID|...): %s", call, strerror(e));
+}
+
+void ns_clone_failed(int err)
+{
+	ns_failed("clone", err);
+}
+
+int ns_flags(const struct ns_config *cfg)
+{
+	return CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC |
+	       (cfg->net_host ? 0 : CLONE_NEWNET);
+}
+
+int ns_map(const struct ns_config *cfg, pid_t target, int *ranged)
+{
+	struct range r;
+	char proc[32];
+	*ranged = 0;
+	if (cfg->range && have_range(cfg, &r)) {
+		if (range_map(target, cfg, &r) == 0) {
+			*ranged = 1;
+			return 0;
+		}
+		if (cfg->range_explicit)
+			warning("--uid-range: mapping the subordinate range failed; using a single-id map");
+	} else if (cfg->range && cfg->range_explicit) {
+		warning("--uid-range: no subordinate id range for uid %u in /etc/subuid and /etc/subgid "
+			"(or no newuidmap/newgidmap); using a single-id map", (unsigned)cfg->uid);
+	}
+	snprintf(proc, sizeof proc, "/proc/%d", (int)target);
+	return single_map(proc, cfg);
+}
+
 int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 {
-	int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC;
+	int flags = ns_flags(cfg);
 	struct range r;
 	int go[2] = {-1, -1};
 	pid_t writer = -1;
 
 	*ranged = 0;
-	if (!cfg->net_host)
-		flags |= CLONE_NEWNET;
 	if (cfg->range && have_range(cfg, &r)) {
 		if (pipe2(go, O_CLOEXEC) < 0) {
 			setup_failed("pipe: %s", strerror(errno));
@@ -209,13 +260,7 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 			kill(writer, SIGKILL);
 			waitpid(writer, NULL, 0);
 		}
-		if (e == EPERM || e == EACCES || e == ENOSPC)
-			setup_failed("unshare(CLONE_NEWUSER|CLONE_NEWPID|...): %s: unprivileged user "
-				     "namespaces are restricted on this host (sysctl "
-				     "kernel.unprivileged_userns_clone, user.max_user_namespaces or an "
-				     "AppArmor userns policy)", strerror(e));
-		else
-			setup_failed("unshare(CLONE_NEWUSER|CLONE_NEWPID|...): %s", strerror(e));
+		ns_failed("unshare", e);
 		return EXIT_SETUP;
 	}
 
@@ -230,10 +275,10 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 			if (cfg->range_explicit)
 				warning("--uid-range: mapping the subordinate range failed; using a "
 					"single-id map");
-			if (single_map(cfg))
+			if (single_map("/proc/self", cfg))
 				return EXIT_SETUP;
 		}
-	} else if (single_map(cfg)) {
+	} else if (single_map("/proc/self", cfg)) {
 		return EXIT_SETUP;
 	}
 	if (egress_ctl >= 0)

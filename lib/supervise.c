@@ -18,6 +18,7 @@
 #include "diag.h"
 #include "egress.h"
 #include "fdutil.h"
+#include "ns.h"
 #include "report.h"
 #include "rmtree.h"
 #include "supervise.h"
@@ -121,6 +122,58 @@ static void tell_launcher(struct supervisor *s, struct run_state *r)
 	s->detach_fd = -1;
 }
 
+/* Fork semantics (no CLONE_VM, no new stack) into new namespaces. The C
+ * library's record of the thread id is the supervisor's in the child:
+ * PID 1 never uses it (no raise, abort or pthread calls). */
+static pid_t clone_pid1(int flags)
+{
+	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, 0UL, 0UL, 0UL, 0UL);
+}
+
+/* A scheduler that packs tasks onto few CPUs (as on this kind of VM)
+ * leaves a new PID 1 queued behind the supervisor while it makes the
+ * cgroup. Start PID 1 on the next allowed CPU instead, so the two run side
+ * by side; PID 1 gives the workload the caller's CPUs back (init_run). */
+static void start_elsewhere(pid_t pid1, const cpu_set_t *allowed)
+{
+	int here = sched_getcpu();
+	if (!allowed || here < 0 || CPU_COUNT(allowed) < 2)
+		return;
+	for (int i = 1; i < CPU_SETSIZE; i++) {
+		int c = (here + i) % CPU_SETSIZE;
+		if (!CPU_ISSET(c, allowed))
+			continue;
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(c, &one);
+		(void)sched_setaffinity(pid1, sizeof one, &one);
+		return;
+	}
+}
+
+/* PID 1 exists but the box cannot start (why is printed): kill it and
+ * undo what was made. */
+static int abort_start(struct supervisor *s, pid_t pid1)
+{
+	kill(pid1, SIGKILL);
+	while (waitpid(pid1, NULL, 0) < 0 && errno == EINTR)
+		;
+	alive_fail();
+	egress_stop();
+	cg_destroy(s->cg);
+	s->cg = NULL;
+	if (s->scratch)
+		rmtree(s->scratch);
+	if (s->rec)
+		registry_remove(s->runtime, s->rec);
+	if (s->detach_fd >= 0) {
+		(void)write_all(s->detach_fd, "125 ", 4);
+		close(s->detach_fd);
+		s->detach_fd = -1;
+	}
+	return EXIT_SETUP;
+}
+
 int supervise(struct supervisor *s)
 {
 	int status_p[2], report_p[2];
@@ -141,14 +194,14 @@ int supervise(struct supervisor *s)
 	sigprocmask(SIG_BLOCK, &block, &orig);
 
 	/* 12: PID 1 is born inside the box cgroup; the supervisor leaves at once
-	 * so an OOM group kill can never take it. */
-	if (cg_enter(s->cg) < 0) {
+	 * so an OOM group kill can never take it. Cloned into its namespaces,
+	 * it is placed there by s->prepare() before it runs anything. */
+	if (!s->prepare && cg_enter(s->cg) < 0) {
 		setup_failed("cannot join the box cgroup: %s", strerror(errno));
 		alive_fail();
 		return EXIT_SETUP;
 	}
-	pid_t parent = getpid();
-	pid1 = fork();
+	pid1 = s->prepare ? clone_pid1(s->clone_flags) : fork();
 	if (pid1 == 0) {
 		close(status_p[0]);
 		close(report_p[0]);
@@ -157,7 +210,6 @@ int supervise(struct supervisor *s)
 		struct pollfd pp = {.fd = report_p[1], .events = POLLIN};
 		if (poll(&pp, 1, 0) == 1 && (pp.revents & (POLLHUP | POLLERR)))
 			_exit(EXIT_SETUP);
-		(void)parent;
 		sigprocmask(SIG_SETMASK, &orig, NULL);
 		if (s->started_fd >= 0)
 			close(s->started_fd);
@@ -170,35 +222,36 @@ int supervise(struct supervisor *s)
 		_exit(EXIT_SETUP);
 	}
 	int fork_errno = errno;
-	/* PID 1's setup is the critical path; the bookkeeping below is not.
-	 * A new child often lands on this CPU and would wait until the
-	 * supervisor next sleeps: let it run first (the scheduler moves the
-	 * supervisor to an idle CPU if there is one). */
-	sched_yield();
-	int left = cg_leave(s->cg);
+	int left = 0;
+	if (!s->prepare) {
+		/* PID 1's setup is the critical path; the bookkeeping below is
+		 * not. A new child often lands on this CPU and would wait until
+		 * the supervisor next sleeps: let it run first (the scheduler
+		 * moves the supervisor to an idle CPU if there is one). */
+		sched_yield();
+		left = cg_leave(s->cg);
+	}
+	if (s->prepare && pid1 > 0)
+		start_elsewhere(pid1, s->affinity);
 	close(status_p[1]);
 	close(report_p[1]);
 	if (pid1 < 0) {
-		setup_failed("fork PID 1: %s", strerror(fork_errno));
+		if (s->prepare)
+			ns_clone_failed(fork_errno);
+		else
+			setup_failed("fork PID 1: %s", strerror(fork_errno));
 		alive_fail();
 		return EXIT_SETUP;
 	}
 	if (left < 0) {
 		/* Still inside the box cgroup: an OOM group kill could take the
 		 * supervisor and lose the outcome. Never run the box like that. */
-		int e = errno;
-		kill(pid1, SIGKILL);
-		waitpid(pid1, NULL, 0);
-		setup_failed("cannot leave the box cgroup after forking PID 1: %s", strerror(e));
-		alive_fail();
-		cg_destroy(s->cg);
-		s->cg = NULL;
-		if (s->scratch)
-			rmtree(s->scratch);
-		if (s->rec)
-			registry_remove(s->runtime, s->rec);
-		return EXIT_SETUP;
+		setup_failed("cannot leave the box cgroup after forking PID 1: %s", strerror(errno));
+		return abort_start(s, pid1);
 	}
+	/* While PID 1 builds its root on the other CPU: ids, cgroup, egress. */
+	if (s->prepare && s->prepare(s, pid1) != 0)
+		return abort_start(s, pid1);
 	/* The alive pipe now lives only in PID 1 and the workload. */
 	if (s->alive_fd >= 0) {
 		close(s->alive_fd);
@@ -310,8 +363,7 @@ int supervise(struct supervisor *s)
 	/* 3 */
 	int oom = r.oom || cg_oom_evidence(s->cg);
 	int byte1 = cg_byte1(s->cg);
-	cg_kill_all(s->cg);
-	cg_destroy(s->cg);
+	cg_teardown(s->cg);
 	s->cg = NULL;
 	/* 4 */
 	if (s->scratch)

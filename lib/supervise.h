@@ -1,8 +1,10 @@
-/* The supervisor (kern-wait; isolation.md §2.5, §8): forks PID 1 into the
- * box cgroup, watches the deadline, signals and OOM, reaps, tears down in
- * the spec's order and writes the outcome bytes. */
+/* The supervisor (kern-wait and kern box; isolation.md §2.5, §8): starts
+ * PID 1 in the box cgroup, watches the deadline, signals and OOM, reaps,
+ * tears down in the spec's order and writes the outcome bytes. */
 #ifndef KERN_SUPERVISE_H
 #define KERN_SUPERVISE_H
+
+#include <sched.h>
 
 #include "cgroup.h"
 #include "registry.h"
@@ -21,6 +23,13 @@ struct supervisor {
 	 * report socket; never returns. */
 	void (*pid1)(void *ctx, int report_fd);
 	void *ctx;
+	/* kern box: when set, PID 1 is cloned straight into new namespaces
+	 * (clone_flags) while the supervisor stays in the host's, and this
+	 * runs in the supervisor right after: id maps, cgroup (s->cg, PID 1
+	 * placed in it), egress. Returns 0, or nonzero after printing why. */
+	int (*prepare)(struct supervisor *s, pid_t pid1);
+	int clone_flags;
+	const cpu_set_t *affinity;	/* the caller's CPUs (PID 1 starts on another), or NULL */
 };
 
 /* Returns the box's exit status (box-cli.md §6.1). */

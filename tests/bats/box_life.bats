@@ -25,6 +25,18 @@ marker_procs() { pgrep -f "$1" | grep -v "^$$\$" || true; }
 	no_leftovers dl1b
 }
 
+@test "the workload gets the caller's CPUs back (kern box starts PID 1 on another CPU) [rootless]" {
+	cpus() { awk '/^Cpus_allowed_list:/ { print $2 }'; }
+	mine=$(cpus </proc/self/status)
+	run "$KERN" box aff --image host -- cat /proc/self/status
+	assert_status 0
+	[ "$(cpus <<<"$output")" = "$mine" ]
+	[ "$(nproc)" -ge 2 ] || skip "one CPU: PID 1 has nowhere else to start"
+	run taskset -c 1 "$KERN" box aff --image host -- cat /proc/self/status
+	assert_status 0
+	[ "$(cpus <<<"$output")" = 1 ]
+}
+
 @test "DL-4: killpg(SIGKILL) of kern stops a background writer within 1.5 s [rootless]" {
 	f=$BATS_TEST_TMPDIR/ws; mkdir -p "$f"
 	setsid "$KERN" box dl4 --image host -v "$f:/w" -- sh -c '(while :; do date +%s%N >> /w/tick; done) & sleep 100' &

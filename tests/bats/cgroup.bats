@@ -278,6 +278,18 @@ with_no_cgroups() {
 	[[ $output == *"0::/"* ]]
 }
 
+@test "CG-1 (v1): the box's cgroup namespace starts at its own cgroup, where it runs; the caller's cgroup is unseen [rootless]" {
+	require_caps
+	require_v1
+	run box -- cat /proc/self/cgroup
+	assert_status 0
+	# kern box clones PID 1 before its cgroup exists and moves it in before
+	# the cgroup namespace is made: any other order shows paths like /.. here.
+	grep -qx '[0-9]*:memory:/' <<<"$output"
+	grep -qx '[0-9]*:pids:/' <<<"$output"
+	[[ $output != *".."* ]]
+}
+
 @test "CG-1 (private cgroup2, no controllers on this host): the box sees 0::/ and only its own cgroup, read-only" {
 	require_root
 	is_v2 && skip "covered by CG-1 on this v2 host"
