@@ -744,11 +744,12 @@ struct launch {
 	int range_wanted, range_silent;
 	int alive_fd, started_fd;
 	/* PID 1 and the supervisor while the box starts (box_prepare): 'm'
-	 * once the id maps are written; PID 1's egress listener; 'g' or 'G'
-	 * (cgroup v2) once PID 1 is in the box cgroup. */
+	 * once PID 1's ids are mapped and it is in the box cgroup; then, with
+	 * --egress-allow, PID 1's listener the other way. */
 	int sync[2];
 	struct ns_config nc;
 	int nonroot, ranged;
+	int egress_ctl;
 };
 
 /* The user lookup of -u or the image's User, in the root's own /etc
@@ -778,8 +779,9 @@ static enum map_choice map_choice(const struct box_args *a, int nonroot)
 }
 
 /* PID 1, cloned into its namespaces before its ids were mapped: it waits
- * for the maps, makes the egress listener in its network namespace, builds
- * the root (waiting in there for its cgroup) and runs init. */
+ * until the supervisor has mapped them and placed it in the box cgroup,
+ * makes the egress listener in its network namespace, builds the root and
+ * runs init. */
 static void pid1_main(void *ctx, int report_fd)
 {
 	struct launch *l = ctx;
@@ -796,53 +798,33 @@ static void pid1_main(void *ctx, int report_fd)
 		if (fd >= 0)
 			close(fd);
 	}
+	close(l->sync[1]);
 	fs_build(&l->fs);
 	init_run(&l->run, report_fd, l->alive_fd);
 }
 
-static int pid1_await_cgroup(void *ctx)
+/* 8, second half: PID 1's listener to the proxy. */
+static void hand_egress(struct launch *l)
 {
-	struct launch *l = ctx;
-	char b;
-	if (read(l->sync[1], &b, 1) != 1 || (b != 'g' && b != 'G'))
-		_exit(EXIT_SETUP);
-	close(l->sync[1]);
-	return b == 'G';
-}
-
-/* 8: the proxy, handed PID 1's listener. */
-static void start_egress(struct launch *l, struct cg_box *cg)
-{
-	struct box_args *a = l->a;
-	struct egress_config ec = {.allow = a->egress, .nallow = a->negress, .runtime = l->runtime,
-				   .name = a->name, .cg = cg};
 	char msg[2 + sizeof(int)];
-	int ctl = -1, listener, err = 0;
-	note("this box reaches only %s and %s subdomains, through an HTTP CONNECT/forward proxy at "
-	     "%s; it has no other route", a->egress_raw, a->negress > 1 ? "their" : "its",
-	     EGRESS_PROXY_URL);
-	(void)egress_start(&ec, &ctl);
+	int listener, err = 0;
 	long n = recv_with_fd(l->sync[0], msg, sizeof msg, &listener);
 	if (n != (long)sizeof msg) {
 		/* PID 1 died in setup; its status says why. */
 		if (listener >= 0)
 			close(listener);
-		if (ctl >= 0)
-			egress_stop();
 		return;
 	}
 	memcpy(&err, msg + 2, sizeof err);
-	(void)egress_hand_over(ctl, msg[0] == 'L' ? listener : -1, msg[1], err);
-	test_phase("egress");
+	(void)egress_hand_over(l->egress_ctl, msg[0] == 'L' ? listener : -1, msg[1], err);
 }
 
-/* The supervisor's side of the start, right after PID 1 was cloned and
- * while it builds its root: steps 9-11 (kern-ns: the id maps, written from
- * outside), 7 (kern-cg, PID 1 placed in it) and 8 (kern-egress). */
+/* The supervisor's side of the start, right after PID 1 was cloned into
+ * its namespaces: steps 9-11 of kern-ns (the id maps, written from
+ * outside), PID 1 into the box cgroup, the egress listener. */
 static int box_prepare(struct supervisor *s, pid_t pid1)
 {
 	struct launch *l = s->ctx;
-	struct box_args *a = l->a;
 	int rc;
 
 	close(l->sync[1]);
@@ -854,28 +836,14 @@ static int box_prepare(struct supervisor *s, pid_t pid1)
 			     (unsigned)l->run.ld.uid);
 		return EXIT_SETUP;
 	}
-	(void)send(l->sync[0], "m", 1, MSG_NOSIGNAL);
 	test_phase("unshare");
-
-	a->limits.pid1 = pid1;
-	a->limits.sweep_later = 1;
-	if ((rc = cg_create(a->name, getpid(), &a->limits, &s->cg)))
-		return rc;
-	/* Recorded with PID 1 by supervise(): one write, not two. A box killed
-	 * before that leaves a cgroup named after its dead supervisor, which
-	 * recover and the next start sweep. */
-	s->rec->byte1 = cg_byte1(s->cg);
-	snprintf(s->rec->cgroup, sizeof s->rec->cgroup, "%s", cg_record(s->cg));
 	if (cg_attach(s->cg, pid1) < 0) {
 		setup_failed("cannot place PID 1 in the box cgroup: %s", strerror(errno));
 		return EXIT_SETUP;
 	}
-	test_phase("cgroup");
-
-	if (a->net == NET_EGRESS)
-		start_egress(l, s->cg);
-	char go = cg_is_v2(s->cg) ? 'G' : 'g';
-	(void)send(l->sync[0], &go, 1, MSG_NOSIGNAL);
+	(void)send(l->sync[0], "m", 1, MSG_NOSIGNAL);
+	if (l->a->net == NET_EGRESS)
+		hand_egress(l);
 	/* Off PID 1's path: other boxes' leftovers. */
 	cg_sweep_parents(s->cg);
 	return 0;
@@ -1051,6 +1019,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	l.a = a;
 	l.alive_fd = alive_fd;
 	l.started_fd = started_fd;
+	struct cg_box *cg = NULL;
 	char why[512];
 	int rc, detach_fd = -1;
 
@@ -1148,17 +1117,38 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 			   l.scratch, sizeof l.scratch) < 0)
 		goto undo;
 
-	/* 9-11, 7 and 8 (kern-ns, kern-cg, kern-egress) run in box_prepare():
-	 * PID 1 is cloned straight into its namespaces and builds its root
-	 * while the supervisor, still in the host's, maps its ids and makes
-	 * its cgroup. */
+	/* 7: kern-cg. The orphan sweep waits until PID 1 runs. */
+	a->limits.sweep_later = 1;
+	if ((rc = cg_create(a->name, getpid(), &a->limits, &cg)))
+		goto undo;
+	rec.byte1 = cg_byte1(cg);
+	snprintf(rec.cgroup, sizeof rec.cgroup, "%s", cg_record(cg));
+	/* Recorded with PID 1 by the supervisor: one write, not two. A box
+	 * killed before that leaves a cgroup named after its dead supervisor,
+	 * which recover and the next start sweep. */
+	test_phase("cgroup");
+
+	/* 8: kern-egress; PID 1 makes the listener (box_prepare). */
+	l.egress_ctl = -1;
+	if (a->net == NET_EGRESS) {
+		struct egress_config ec = {.allow = a->egress, .nallow = a->negress,
+					   .runtime = l.runtime, .name = a->name, .cg = cg};
+		note("this box reaches only %s and %s subdomains, through an HTTP CONNECT/forward "
+		     "proxy at %s; it has no other route", a->egress_raw, a->negress > 1 ? "their" : "its",
+		     EGRESS_PROXY_URL);
+		(void)egress_start(&ec, &l.egress_ctl);
+		test_phase("egress");
+	}
+
+	/* 9-11: kern-ns, in box_prepare(): the supervisor clones PID 1 straight
+	 * into its namespaces and, still in the host's, writes its id maps. */
 	l.nc = (struct ns_config){.net_host = a->net == NET_HOST, .range = l.range_wanted,
 				  .range_explicit = map == MAP_RANGE,
 				  .uid = geteuid(), .gid = getegid()};
 	l.nonroot = nonroot;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l.sync) < 0) {
 		setup_failed("socketpair: %s", strerror(errno));
-		goto undo;
+		goto undo_cg;
 	}
 
 	/* 12-15: kern-wait; PID 1 runs kern-fs and kern-seccomp. */
@@ -1167,8 +1157,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	l.fs.read_only = a->read_only;
 	l.fs.rootless = geteuid() != 0 || l.nc.uid != 0;
 	l.fs.net_host = a->net == NET_HOST;
-	l.fs.await_cgroup = pid1_await_cgroup;
-	l.fs.await_arg = &l;
+	l.fs.cgroup2 = cg_is_v2(cg);
 	l.fs.workdir = a->workdir ? a->workdir : (l.icfg.workdir && *l.icfg.workdir ? l.icfg.workdir : "/");
 	l.fs.binds = a->binds;
 	l.fs.nbinds = a->nbinds;
@@ -1188,15 +1177,11 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	l.fs.ndevices = a->prof.ndevices;
 	l.run.env = l.env.v;
 	l.run.argv = l.argv.v;
-	static cpu_set_t affinity;
-	if (sched_getaffinity(0, sizeof affinity, &affinity) == 0)
-		l.run.affinity = &affinity;
 
-	struct supervisor s = {.runtime = l.runtime, .rec = &rec, .scratch = l.scratch,
+	struct supervisor s = {.runtime = l.runtime, .rec = &rec, .scratch = l.scratch, .cg = cg,
 			       .timeout = a->timeout, .started_fd = l.started_fd,
 			       .alive_fd = l.alive_fd, .detach_fd = detach_fd, .pid1 = pid1_main,
-			       .ctx = &l, .prepare = box_prepare, .clone_flags = ns_flags(&l.nc),
-			       .affinity = l.run.affinity};
+			       .ctx = &l, .prepare = box_prepare, .clone_flags = ns_flags(&l.nc)};
 	rc = supervise(&s);
 	close(l.sync[0]);
 	if (l.sync[1] >= 0)
@@ -1209,6 +1194,9 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 undo_sync:
 	close(l.sync[0]);
 	close(l.sync[1]);
+undo_cg:
+	egress_stop();
+	cg_destroy(cg);
 undo:
 	if (detach_fd >= 0) {
 		(void)write_all(detach_fd, "125 ", 4);

@@ -5,7 +5,6 @@
 #define KERN_BOX_H
 
 #include <limits.h>
-#include <sched.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -49,11 +48,6 @@ struct fs_config {
 	int rootless;		/* overlay needs userxattr */
 	int net_host;		/* keep lo as the host's; copy resolv.conf */
 	int cgroup2;		/* mount the read-only cgroup2 view */
-	/* kern box clones PID 1 before its cgroup exists: when set, called
-	 * before the cgroup namespace is made, returns once the supervisor
-	 * has placed PID 1 (1 = the box is on cgroup v2: mount the view). */
-	int (*await_cgroup)(void *arg);
-	void *await_arg;
 	const char *workdir;	/* created if missing */
 	struct bind_spec *binds;
 	int nbinds;
@@ -77,7 +71,6 @@ struct run_config {
 	char **env;		/* final KEY=VALUE list, NULL-terminated */
 	struct lockdown ld;
 	char **argv;		/* the command */
-	const cpu_set_t *affinity;	/* given back to init before the workload, or NULL */
 };
 
 #endif

@@ -246,9 +246,8 @@ static int user_manager_reachable(void)
 	return ok;
 }
 
-/* Only the caller (and its PID 1, when given) in its own cgroup? Then it
- * may become a parent. */
-static int alone_in(const char *dir, pid_t pid1)
+/* Only the caller in its own cgroup? (then it may become a parent). */
+static int alone_in(const char *dir)
 {
 	char buf[64];
 	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -257,32 +256,18 @@ static int alone_in(const char *dir, pid_t pid1)
 		return 0;
 	n = cg_read(fd, "cgroup.procs", buf, sizeof buf);
 	close(fd);
-	if (n <= 0)
-		return 0;
-	int me = 0;
-	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-		long pid = strtol(line, NULL, 10);
-		if (pid == (long)getpid())
-			me = 1;
-		else if (pid1 <= 0 || pid != (long)pid1)
-			return 0;
-	}
-	return me;
+	char me[24];
+	snprintf(me, sizeof me, "%d", (int)getpid());
+	return n > 0 && strcmp(buf, me) == 0;
 }
 
-/* Moves the caller, and pid1 when given, into dir. */
-static int move_self(const char *dir, pid_t pid1)
+static int move_self(const char *dir)
 {
 	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	char num[24];
 	int r;
 	if (fd < 0)
 		return -1;
 	r = cg_write(fd, "cgroup.procs", "0");
-	if (r == 0 && pid1 > 0) {
-		snprintf(num, sizeof num, "%d", (int)pid1);
-		r = cg_write(fd, "cgroup.procs", num);
-	}
 	int saved = errno;
 	close(fd);
 	errno = saved;
@@ -357,11 +342,11 @@ static int place_v2(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 
 	/* Our own cgroup, delegated to us: when we are its only process we
 	 * step into kern-sup-<pid> and make it the box's parent. */
-	if (usable(m->self, uid) && alone_in(m->self, req->pid1)) {
+	if (usable(m->self, uid) && alone_in(m->self)) {
 		char sup[PATH_MAX], supname[32];
 		snprintf(supname, sizeof supname, SUP_PREFIX "%d", (int)getpid());
 		if (join(sup, m->self, supname) == 0 && ensure_dir(sup) == 0) {
-			if (move_self(sup, req->pid1) == 0) {
+			if (move_self(sup) == 0) {
 				unsigned added;
 				unsigned on = v2_enable(m->self, want, &added);
 				if (on & basic) {
@@ -370,9 +355,8 @@ static int place_v2(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 					if (v2_use(cg, m, m->self, sup, boxname, CG_PLACE_V2_SELF) == 0)
 						return 0;
 				}
+				(void)move_self(m->self);
 			}
-			/* Back, whichever of the two moved. */
-			(void)move_self(m->self, req->pid1);
 			rmdir(sup);
 		}
 	}

@@ -18,8 +18,6 @@ struct cg_limits {
 	int require_limits;	/* --require-limits / KERN_REQUIRE_LIMITS */
 	int allow_uncapped;	/* --allow-uncapped / KERN_ALLOW_UNCAPPED */
 	int no_scope;		/* KERN_NO_SCOPE */
-	pid_t pid1;		/* kern box: PID 1, already running in the caller's cgroup,
-				 * moves along when the supervisor steps aside (v2); 0 = none */
 	int sweep_later;	/* the caller sweeps (cg_sweep_parents) once the box runs */
 };
 

@@ -1,5 +1,4 @@
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -93,9 +92,6 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 	int keep[3] = {alive_fd, diag_status_fd, report_fd};
 
 	alive_remember(alive_fd);
-	/* The caller's CPUs: kern box started init on one (start_elsewhere). */
-	if (rc->affinity)
-		(void)sched_setaffinity(0, sizeof *rc->affinity, rc->affinity);
 	/* 29-32: rlimits, AppArmor, capabilities and user, no_new_privs, seccomp. */
 	if (lockdown_apply(&rc->ld, 0) != 0) {
 		alive_fail();

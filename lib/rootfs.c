@@ -316,9 +316,10 @@ void fs_build(const struct fs_config *c)
 	char merged[4096], path[4096];
 	int rootfd;
 
-	/* 17: the mount namespace (the cgroup namespace follows at 22). */
+	/* 17: the mount namespace is fatal, the cgroup namespace best effort. */
 	if (unshare(CLONE_NEWNS) < 0)
 		step_fail("unshare(CLONE_NEWNS): %s", strerror(errno));
+	(void)unshare(CLONE_NEWCGROUP);
 	/* 18 */
 	if (sethostname(c->hostname, strnlen(c->hostname, 64)) < 0)
 		step_fail("sethostname: %s", strerror(errno));
@@ -349,11 +350,7 @@ void fs_build(const struct fs_config *c)
 	snprintf(path, sizeof path, "%s/proc", merged);
 	if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		step_fail("mount proc on %s: %s", path, strerror(errno));
-	/* The cgroup namespace, best effort, once PID 1 is in the box cgroup:
-	 * it is rooted where PID 1 stands, and so is the cgroup2 view. */
-	int cgroup2 = c->await_cgroup ? c->await_cgroup(c->await_arg) : c->cgroup2;
-	(void)unshare(CLONE_NEWCGROUP);
-	if (cgroup2) {
+	if (c->cgroup2) {
 		int fd = mkdir_beneath(rootfd, "sys/fs/cgroup", 0755);
 		snprintf(path, sizeof path, "%s/sys/fs/cgroup", merged);
 		if (fd < 0 || mount("cgroup2", path, "cgroup2",

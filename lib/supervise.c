@@ -130,27 +130,6 @@ static pid_t clone_pid1(int flags)
 	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, 0UL, 0UL, 0UL, 0UL);
 }
 
-/* A scheduler that packs tasks onto few CPUs (as on this kind of VM)
- * leaves a new PID 1 queued behind the supervisor while it makes the
- * cgroup. Start PID 1 on the next allowed CPU instead, so the two run side
- * by side; PID 1 gives the workload the caller's CPUs back (init_run). */
-static void start_elsewhere(pid_t pid1, const cpu_set_t *allowed)
-{
-	int here = sched_getcpu();
-	if (!allowed || here < 0 || CPU_COUNT(allowed) < 2)
-		return;
-	for (int i = 1; i < CPU_SETSIZE; i++) {
-		int c = (here + i) % CPU_SETSIZE;
-		if (!CPU_ISSET(c, allowed))
-			continue;
-		cpu_set_t one;
-		CPU_ZERO(&one);
-		CPU_SET(c, &one);
-		(void)sched_setaffinity(pid1, sizeof one, &one);
-		return;
-	}
-}
-
 /* PID 1 exists but the box cannot start (why is printed): kill it and
  * undo what was made. */
 static int abort_start(struct supervisor *s, pid_t pid1)
@@ -231,8 +210,6 @@ int supervise(struct supervisor *s)
 		sched_yield();
 		left = cg_leave(s->cg);
 	}
-	if (s->prepare && pid1 > 0)
-		start_elsewhere(pid1, s->affinity);
 	close(status_p[1]);
 	close(report_p[1]);
 	if (pid1 < 0) {
@@ -249,7 +226,7 @@ int supervise(struct supervisor *s)
 		setup_failed("cannot leave the box cgroup after forking PID 1: %s", strerror(errno));
 		return abort_start(s, pid1);
 	}
-	/* While PID 1 builds its root on the other CPU: ids, cgroup, egress. */
+	/* PID 1 waits for its id maps and its cgroup. */
 	if (s->prepare && s->prepare(s, pid1) != 0)
 		return abort_start(s, pid1);
 	/* The alive pipe now lives only in PID 1 and the workload. */

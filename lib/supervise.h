@@ -4,8 +4,6 @@
 #ifndef KERN_SUPERVISE_H
 #define KERN_SUPERVISE_H
 
-#include <sched.h>
-
 #include "cgroup.h"
 #include "registry.h"
 
@@ -25,11 +23,10 @@ struct supervisor {
 	void *ctx;
 	/* kern box: when set, PID 1 is cloned straight into new namespaces
 	 * (clone_flags) while the supervisor stays in the host's, and this
-	 * runs in the supervisor right after: id maps, cgroup (s->cg, PID 1
-	 * placed in it), egress. Returns 0, or nonzero after printing why. */
+	 * runs in the supervisor right after: PID 1's id maps, PID 1 into
+	 * s->cg, egress. Returns 0, or nonzero after printing why. */
 	int (*prepare)(struct supervisor *s, pid_t pid1);
 	int clone_flags;
-	const cpu_set_t *affinity;	/* the caller's CPUs (PID 1 starts on another), or NULL */
 };
 
 /* Returns the box's exit status (box-cli.md §6.1). */

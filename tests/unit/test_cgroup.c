@@ -273,47 +273,6 @@ TEST(cgroup_v2_rootless_with_nothing_delegated_stays_uncapped)
 	drop_tree();
 }
 
-/* kern box clones PID 1 before the cgroup exists: PID 1 shares the
- * caller's cgroup and moves into kern-sup with it; any other process
- * there still keeps the caller's cgroup from becoming a parent. */
-TEST(cgroup_v2_own_cgroup_counts_and_moves_pid1_along)
-{
-	struct cg_limits req = {.pid1 = 4242};
-	struct cg_box *cg = fake_box(geteuid());
-	char rel[64], buf[64];
-	new_tree();
-	cgdir("mine", "memory pids");
-	snprintf(rel, sizeof rel, "4242\n%d\n", (int)getpid());
-	put("mine/cgroup.procs", rel);
-	snprintf(rel, sizeof rel, "mine/kern-sup-%d", (int)getpid());
-	cgdir(rel, "");
-	struct cg_layout l = fake_v2("mine");
-	CHECK(cg_place(cg, &l, "b5", getpid(), &req) == 0);
-	CHECK(cg->place == CG_PLACE_V2_SELF && cg->nh == 1);
-	/* The fixture's cgroup.procs keeps the last write: PID 1's pid. */
-	snprintf(buf, sizeof buf, "%s/%s/cgroup.procs", tree, rel);
-	int fd = open(buf, O_RDONLY);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	CHECK(n > 0);
-	buf[n > 0 ? n : 0] = 0;
-	CHECK(strncmp(buf, "4242", 4) == 0);
-	free_box(cg);
-	drop_tree();
-
-	cg = fake_box(geteuid());
-	new_tree();
-	cgdir("mine", "memory pids");
-	snprintf(rel, sizeof rel, "%d\n4243\n", (int)getpid());
-	put("mine/cgroup.procs", rel);
-	l = fake_v2("mine");
-	CHECK(cg_place(cg, &l, "b5", getpid(), &req) == 0);
-	CHECK(cg->place != CG_PLACE_V2_SELF);
-	free_box(cg);
-	drop_tree();
-}
-
 TEST(cgroup_v2_alone_in_own_cgroup_moves_into_kern_sup)
 {
 	struct cg_limits req = {0};
