@@ -430,16 +430,55 @@ static int parse(int argc, char **argv, struct box_args *a)
 	return 0;
 }
 
+/* The identities (device and inode) of path and of each ancestor below /
+ * that can be stat'ed, nearest first; *self tells whether the first is
+ * path's own. Returns how many. A path has at most PATH_MAX / 2
+ * components. */
+#define ANCESTRY_MAX (PATH_MAX / 2)
+static int ancestry(const char *path, dev_t *dev, ino_t *ino, int *self)
+{
+	char walk[PATH_MAX];
+	int n = 0;
+	*self = 0;
+	snprintf(walk, sizeof walk, "%s", path);
+	for (int depth = 0; n < ANCESTRY_MAX; depth++) {
+		struct stat st;
+		if (stat(walk, &st) == 0) {
+			*self |= depth == 0;
+			dev[n] = st.st_dev;
+			ino[n++] = st.st_ino;
+		}
+		char *slash = strrchr(walk, '/');
+		if (!slash || slash == walk)
+			break;
+		*slash = 0;
+	}
+	return n;
+}
+
+static int listed_identity(const dev_t *dev, const ino_t *ino, int n, dev_t d, ino_t i)
+{
+	for (int k = 0; k < n; k++)
+		if (dev[k] == d && ino[k] == i)
+			return 1;
+	return 0;
+}
+
 /* A path that is, contains, or lies inside kern's own state, directly or
  * through a bind alias (same device and inode). */
 static int overlaps_state(const char *path)
 {
 	static const enum kern_dir dirs[] = {KDIR_RUNTIME, KDIR_CACHE, KDIR_CONFIG, KDIR_DATA};
 	char real[PATH_MAX], st[PATH_MAX], stc[PATH_MAX];
-	struct stat ps;
+	/* Static: large, and only the few entries a real path needs are
+	 * touched. */
+	static dev_t pdev[ANCESTRY_MAX], sdev[ANCESTRY_MAX];
+	static ino_t pino[ANCESTRY_MAX], sino[ANCESTRY_MAX];
 	if (!realpath(path, real))
 		snprintf(real, sizeof real, "%s", path);
-	int have = stat(real, &ps) == 0;
+	/* The path and its ancestors, once for all four state dirs. */
+	int have, stc_self;
+	int np = ancestry(real, pdev, pino, &have);
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
 		if (kern_dir(dirs[i], st, sizeof st, 0) < 0)
 			continue;
@@ -449,33 +488,12 @@ static int overlaps_state(const char *path)
 			return 1;
 		if (!have)
 			continue;
-		/* Bind aliases: the path equals the state dir or one of its
-		 * ancestors by identity, or one of the path's ancestors is the
-		 * state dir. */
-		char walk[PATH_MAX];
-		snprintf(walk, sizeof walk, "%s", stc);
-		for (;;) {
-			struct stat ss;
-			if (stat(walk, &ss) == 0 && ss.st_dev == ps.st_dev && ss.st_ino == ps.st_ino)
-				return 1;
-			char *slash = strrchr(walk, '/');
-			if (!slash || slash == walk)
-				break;
-			*slash = 0;
-		}
-		struct stat sd;
-		if (stat(stc, &sd) == 0) {
-			snprintf(walk, sizeof walk, "%s", real);
-			for (;;) {
-				struct stat ws;
-				if (stat(walk, &ws) == 0 && ws.st_dev == sd.st_dev && ws.st_ino == sd.st_ino)
-					return 1;
-				char *slash = strrchr(walk, '/');
-				if (!slash || slash == walk)
-					break;
-				*slash = 0;
-			}
-		}
+		/* Bind aliases: the path is the state dir or one of its
+		 * ancestors by identity, or the state dir is one of the path's. */
+		int ns = ancestry(stc, sdev, sino, &stc_self);
+		if (listed_identity(sdev, sino, ns, pdev[0], pino[0]) ||
+		    (stc_self && listed_identity(pdev, pino, np, sdev[0], sino[0])))
+			return 1;
 	}
 	return 0;
 }

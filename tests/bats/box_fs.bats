@@ -272,6 +272,10 @@ ls /dev | tr "\n" " "'
 	unshare -m sh -c "mount --bind '$XDG_CACHE_HOME/kern' '$BATS_TEST_TMPDIR/alias' &&
 		'$KERN' box m12b --image host -v '$BATS_TEST_TMPDIR/alias:/x' -- true" 2>"$BATS_TEST_TMPDIR/err" && false
 	grep -q "overlaps kern's own state" "$BATS_TEST_TMPDIR/err"
+	# Inside the alias: the state dir itself, reached through it.
+	unshare -m sh -c "mount --bind '$XDG_CACHE_HOME/kern' '$BATS_TEST_TMPDIR/alias' &&
+		'$KERN' box m12b --image host -v '$BATS_TEST_TMPDIR/alias/images:/x' -- true" 2>"$BATS_TEST_TMPDIR/err" && false
+	grep -q "overlaps kern's own state" "$BATS_TEST_TMPDIR/err"
 }
 
 @test "MNT-13: host mountinfo is unchanged before, during and after 50 boxes [rootless]" {
