@@ -130,6 +130,19 @@ static pid_t clone_pid1(int flags)
 	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, 0UL, 0UL, 0UL, 0UL);
 }
 
+/* Teardown steps 2-5 (§8.4), once PID 1 is reaped: the proxy, the box
+ * cgroup, scratch, the record. */
+static void release(struct supervisor *s)
+{
+	egress_stop();
+	cg_teardown(s->cg);
+	s->cg = NULL;
+	if (s->scratch)
+		rmtree(s->scratch);
+	if (s->rec)
+		registry_remove(s->runtime, s->rec);
+}
+
 /* PID 1 exists but the box cannot start (why is printed): kill it and
  * undo what was made. */
 static int abort_start(struct supervisor *s, pid_t pid1)
@@ -138,13 +151,7 @@ static int abort_start(struct supervisor *s, pid_t pid1)
 	while (waitpid(pid1, NULL, 0) < 0 && errno == EINTR)
 		;
 	alive_fail();
-	egress_stop();
-	cg_destroy(s->cg);
-	s->cg = NULL;
-	if (s->scratch)
-		rmtree(s->scratch);
-	if (s->rec)
-		registry_remove(s->runtime, s->rec);
+	release(s);
 	if (s->detach_fd >= 0) {
 		(void)write_all(s->detach_fd, "125 ", 4);
 		close(s->detach_fd);
@@ -335,19 +342,11 @@ int supervise(struct supervisor *s)
 	if (tfd >= 0)
 		close(tfd);
 	test_phase("teardown");
-	/* 2 */
-	egress_stop();
-	/* 3 */
+	/* What the cgroup says, read before it goes. */
 	int oom = r.oom || cg_oom_evidence(s->cg);
 	int byte1 = cg_byte1(s->cg);
-	cg_teardown(s->cg);
-	s->cg = NULL;
-	/* 4 */
-	if (s->scratch)
-		rmtree(s->scratch);
-	/* 5 */
-	if (s->rec)
-		registry_remove(s->runtime, s->rec);
+	/* 2-5 */
+	release(s);
 
 	int started, code, sig = 0;
 	if (r.status_code > 0) {
