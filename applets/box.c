@@ -1173,7 +1173,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	l.fs.scratch = l.scratch;
 	l.fs.hostname = a->hostname_buf;
 	l.fs.read_only = a->read_only;
-	l.fs.rootless = geteuid() != 0 || l.nc.uid != 0;
+	l.fs.rootless = geteuid() != 0;
 	l.fs.net_host = a->net == NET_HOST;
 	l.fs.cgroup2 = cg_is_v2(cg);
 	l.fs.workdir = a->workdir ? a->workdir : (l.icfg.workdir && *l.icfg.workdir ? l.icfg.workdir : "/");

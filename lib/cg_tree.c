@@ -102,11 +102,10 @@ static int children(int dirfd)
 	return fstat(dirfd, &st) < 0 || st.st_nlink < 2 ? -1 : (int)(st.st_nlink - 2);
 }
 
-/* The only child, when it is the leaf; -1 otherwise. */
-static int only_leaf(int dirfd)
+/* The leaf, when it is the only child (kids, from children()); -1 otherwise. */
+static int only_leaf(int dirfd, int kids)
 {
-	return children(dirfd) == 1 ?
-		       openat(dirfd, CG_LEAF, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	return kids == 1 ? openat(dirfd, CG_LEAF, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
 }
 
 /* Calls fn on dirfd's cgroup and every cgroup below it, children first. */
@@ -117,9 +116,10 @@ static int walk(int dirfd, int depth, int (*fn)(int fd, void *arg), void *arg)
 	struct dirent *e;
 	if (depth > TREE_DEPTH)
 		return 0;
-	if (children(dirfd) == 0)
+	int kids = children(dirfd);
+	if (kids == 0)
 		return fn(dirfd, arg);
-	int leaf = only_leaf(dirfd);
+	int leaf = only_leaf(dirfd, kids);
 	if (leaf >= 0) {
 		total = walk(leaf, depth + 1, fn, arg);
 		close(leaf);
@@ -159,9 +159,8 @@ static int rmdir_children_fn(int fd, void *arg)
 	DIR *d;
 	struct dirent *e;
 	(void)arg;
-	if (children(fd) == 0)
-		return 0;
-	if (children(fd) == 1 && unlinkat(fd, CG_LEAF, AT_REMOVEDIR) == 0)
+	int kids = children(fd);
+	if (kids == 0 || (kids == 1 && unlinkat(fd, CG_LEAF, AT_REMOVEDIR) == 0))
 		return 0;
 	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dup_fd < 0 || !(d = fdopendir(dup_fd))) {

@@ -184,6 +184,20 @@ int ns_range_available(uid_t uid)
 	return have_range(&cfg, &r);
 }
 
+/* Why an asked-for range (--uid-range) became a single-id map: none to be
+ * had, or mapping it failed. A merely preferred range falls back quietly. */
+static void single_map_warning(const struct ns_config *cfg, int failed)
+{
+	if (!cfg->range || !cfg->range_explicit)
+		return;
+	if (failed)
+		warning("--uid-range: mapping the subordinate range failed; using a single-id map");
+	else
+		warning("--uid-range: no subordinate id range for uid %u in /etc/subuid and "
+			"/etc/subgid (or no newuidmap/newgidmap); using a single-id map",
+			(unsigned)cfg->uid);
+}
+
 static void ns_failed(const char *call, int e)
 {
 	if (e == EPERM || e == EACCES || e == ENOSPC || e == EUSERS)
@@ -215,11 +229,9 @@ int ns_map(const struct ns_config *cfg, pid_t target, int *ranged)
 			*ranged = 1;
 			return 0;
 		}
-		if (cfg->range_explicit)
-			warning("--uid-range: mapping the subordinate range failed; using a single-id map");
-	} else if (cfg->range && cfg->range_explicit) {
-		warning("--uid-range: no subordinate id range for uid %u in /etc/subuid and /etc/subgid "
-			"(or no newuidmap/newgidmap); using a single-id map", (unsigned)cfg->uid);
+		single_map_warning(cfg, 1);
+	} else {
+		single_map_warning(cfg, 0);
 	}
 	snprintf(proc, sizeof proc, "/proc/%d", (int)target);
 	return single_map(proc, cfg);
@@ -249,9 +261,8 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 			map_writer(go[0], self, cfg, &r);
 		}
 		close(go[0]);
-	} else if (cfg->range && cfg->range_explicit) {
-		warning("--uid-range: no subordinate id range for uid %u in /etc/subuid and /etc/subgid "
-			"(or no newuidmap/newgidmap); using a single-id map", (unsigned)cfg->uid);
+	} else {
+		single_map_warning(cfg, 0);
 	}
 
 	if (unshare(flags) < 0) {
@@ -272,9 +283,7 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 			*ranged = 1;
 		} else {
-			if (cfg->range_explicit)
-				warning("--uid-range: mapping the subordinate range failed; using a "
-					"single-id map");
+			single_map_warning(cfg, 1);
 			if (single_map("/proc/self", cfg))
 				return EXIT_SETUP;
 		}
