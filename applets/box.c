@@ -812,7 +812,7 @@ static void pid1_main(void *ctx, int report_fd)
 		int stage, fd = egress_listen(&stage), e = errno;
 		char msg[2 + sizeof e] = {fd >= 0 ? 'L' : 'E', (char)stage};
 		memcpy(msg + 2, &e, sizeof e);
-		(void)send_with_fd(l->sync[1], msg, sizeof msg, fd);
+		(void)send_fds(l->sync[1], msg, sizeof msg, &fd, fd >= 0);
 		if (fd >= 0)
 			close(fd);
 	}
@@ -825,8 +825,8 @@ static void pid1_main(void *ctx, int report_fd)
 static void hand_egress(struct launch *l)
 {
 	char msg[2 + sizeof(int)];
-	int listener, err = 0;
-	long n = recv_with_fd(l->sync[0], msg, sizeof msg, &listener);
+	int listener = -1, got, err = 0;
+	long n = recv_fds(l->sync[0], msg, sizeof msg, &listener, 1, &got);
 	if (n != (long)sizeof msg) {
 		/* PID 1 died in setup; its status says why. */
 		if (listener >= 0)

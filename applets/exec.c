@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -40,6 +42,7 @@
 #include "report.h"
 #include "strv.h"
 #include "supervise.h"
+#include "testhook.h"
 #include "users.h"
 #include "xdg.h"
 
@@ -76,17 +79,10 @@ struct exec_args {
 	char **cmd;
 };
 
-/* The namespaces in the order of isolation.md §10: user first, so the
- * others are joined with the box's own privilege. */
-static const struct {
-	const char *name;
-	int type;
-} nss[] = {
-	{"user", CLONE_NEWUSER}, {"cgroup", CLONE_NEWCGROUP}, {"ipc", CLONE_NEWIPC},
-	{"uts", CLONE_NEWUTS},   {"net", CLONE_NEWNET},       {"mnt", CLONE_NEWNS},
-	{"pid", CLONE_NEWPID},
-};
-#define NNS (sizeof nss / sizeof nss[0])
+/* The namespaces in the order of isolation.md §10 (boxns.h): user first,
+ * so the others are joined with the box's own privilege. */
+#define nss box_ns
+#define NNS BOX_NS_COUNT
 
 struct exec_run {
 	struct exec_args *a;
@@ -227,7 +223,7 @@ static int find_box(const char *name, struct exec_run *r)
 			return -1;
 		}
 		if (r->bp.pid1_fd >= 0 && r->bp.work_fd >= 0 && proc_seccomp_on(r->bp.pid1) &&
-		    !pidfd_exited(r->bp.pid1_fd))
+		    record_has_ns(&r->rec) && !pidfd_exited(r->bp.pid1_fd))
 			return 0;
 		box_procs_close(&r->bp);
 		record_free(&r->rec);
@@ -252,37 +248,46 @@ static int refuse(int alive_fd, const char *fmt, ...)
 	return EXIT_NOEXEC;
 }
 
-/* Namespace descriptors of PID 1, skipping those we already share. */
+/* The box's namespace descriptors, skipping those we already share. PID 1
+ * is non-dumpable (boxns.h), so they are the supervisor's copies, reopened
+ * through /proc/<supervisor>/fd; each must be a namespace of its kind. */
 static int open_namespaces(struct exec_run *r)
 {
 	char path[64];
-	for (size_t i = 0; i < NNS; i++) {
-		struct stat theirs, ours;
+	for (size_t i = 0; i < NNS; i++)
 		r->nsfd[i] = -1;
-		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)r->bp.pid1, nss[i].name);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			if (errno == ENOENT && nss[i].type == CLONE_NEWCGROUP)
-				continue;	/* a kernel without cgroup namespaces */
-			return refuse(r->alive_fd, "open %s: %s", path, strerror(errno));
-		}
-		snprintf(path, sizeof path, "/proc/self/ns/%s", nss[i].name);
-		if (fstat(fd, &theirs) < 0 || stat(path, &ours) < 0)
-			return refuse(r->alive_fd, "stat %s: %s", path, strerror(errno));
-		if (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino) {
-			close(fd);
-			if (nss[i].type & (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID))
-				return refuse(r->alive_fd, "box '%s' does not have its own %s namespace",
-					      r->rec.name, nss[i].name);
-			continue;
-		}
-		r->nsfd[i] = fd;
+	for (size_t i = 0; i < NNS; i++) {
+		snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)r->rec.sup_pid, r->rec.nsfd[i]);
+		r->nsfd[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (r->nsfd[i] < 0)
+			break;
 	}
-	/* The descriptors are PID 1's only if it is still the process we proved. */
-	if (pidfd_exited(r->bp.pid1_fd)) {
+	/* The descriptors are the box's only if its supervisor and PID 1 are
+	 * still the processes we proved. */
+	if (pidfd_exited(r->bp.sup_fd) || pidfd_exited(r->bp.pid1_fd)) {
 		fatal("box", "no running box named '%s'", r->rec.name);
 		alive_x(r->alive_fd);
 		return EXIT_CLI;
+	}
+	for (size_t i = 0; i < NNS; i++) {
+		struct stat theirs, ours;
+		snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)r->rec.sup_pid, r->rec.nsfd[i]);
+		if (r->nsfd[i] < 0)
+			return refuse(r->alive_fd, "open %s (the %s namespace of box '%s'): %s", path,
+				      nss[i].name, r->rec.name, strerror(errno));
+		if (ioctl(r->nsfd[i], NS_GET_NSTYPE) != nss[i].type)
+			return refuse(r->alive_fd, "%s is not the %s namespace of box '%s'", path,
+				      nss[i].name, r->rec.name);
+		snprintf(path, sizeof path, "/proc/self/ns/%s", nss[i].name);
+		if (fstat(r->nsfd[i], &theirs) < 0 || stat(path, &ours) < 0)
+			return refuse(r->alive_fd, "stat %s: %s", path, strerror(errno));
+		if (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino) {
+			close(r->nsfd[i]);
+			r->nsfd[i] = -1;
+			if (nss[i].type & (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID))
+				return refuse(r->alive_fd, "box '%s' does not have its own %s namespace",
+					      r->rec.name, nss[i].name);
+		}
 	}
 	return 0;
 }
@@ -381,6 +386,7 @@ static void __attribute__((noreturn)) command_main(struct exec_run *r)
 			refuse_inside(r, msg, 0);
 		}
 	}
+	test_phase("exec-command");
 	if (lockdown_apply(&r->ld, 1) != 0)
 		refuse_inside(r, "lockdown", 1);
 	if (!seccomp_installed())
@@ -415,6 +421,11 @@ static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t paren
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(EXIT_NOEXEC);
+	/* The command's process is born in the box's pid namespace and keeps
+	 * this until its exec: nothing in the box may open its memory or its
+	 * descriptors (/proc/PID/fd, pidfd_getfd) meanwhile. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		_exit(refuse(r->alive_fd, "prctl(PR_SET_DUMPABLE, 0): %s", strerror(errno)));
 	if (r->started_fd >= 0)
 		close(r->started_fd);
 	/* Caps apply to what exec starts: join the box cgroup(s) while the
@@ -422,6 +433,10 @@ static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t paren
 	if (cg_attach(r->cg, getpid()) < 0)
 		_exit(refuse(r->alive_fd, "cannot join the cgroup of box '%s': %s", r->rec.name,
 			     strerror(errno)));
+	/* No host cgroup directory and no pidfd goes into the box. */
+	cg_close(r->cg);
+	r->cg = NULL;
+	box_procs_close(&r->bp);
 	for (size_t i = 0; i < NNS; i++) {
 		if (r->nsfd[i] < 0)
 			continue;

@@ -250,7 +250,7 @@ static void lo_up(void)
 /* Sends one byte, and fd when >= 0. */
 static int send_fd(int ctl, char what, int fd)
 {
-	return send_with_fd(ctl, &what, 1, fd);
+	return send_fds(ctl, &what, 1, &fd, fd >= 0);
 }
 
 /* The proxy answers 'A' or 'X' followed by its pid. */

@@ -19,6 +19,7 @@
 #include "egress_match.h"
 #include "egress_pool.h"
 #include "egress_proxy.h"
+#include "fdutil.h"
 
 #define BUF_SIZE EGRESS_HEAD_MAX	/* the head buffer doubles as the client->upstream buffer */
 #define LINGERS 128
@@ -520,27 +521,11 @@ static int ctl_event(void)
 		ssize_t n = recv(ctl_fd, &c, 1, MSG_DONTWAIT);
 		return n < 0 && (errno == EAGAIN || errno == EINTR) ? 0 : n > 0 ? 0 : -1;
 	}
-	char byte = 0, cbuf[CMSG_SPACE(sizeof(int) * 4)];
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof cbuf};
-	ssize_t n = recvmsg(ctl_fd, &msg, MSG_CMSG_CLOEXEC);
+	char byte = 0;
+	int got = -1, nfds;
+	long n = recv_fds(ctl_fd, &byte, 1, &got, 1, &nfds);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
-	int got = -1;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < nfd; i++) {
-			int fd;
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-			if (got < 0)
-				got = fd;
-			else
-				close(fd);
-		}
-	}
 	char ack[1 + sizeof(pid_t)];
 	pid_t self = getpid();
 	memcpy(ack + 1, &self, sizeof self);

@@ -103,20 +103,24 @@ char *read_fd_bytes(int fd, size_t size, size_t *len)
 	return buf;
 }
 
-int send_with_fd(int sock, const void *buf, size_t len, int fd)
+int send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	char cbuf[CMSG_SPACE(sizeof(int) * FDS_MAX)];
 	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (fd >= 0) {
+	if (nfds < 0 || nfds > FDS_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (nfds > 0) {
 		memset(cbuf, 0, sizeof cbuf);
 		msg.msg_control = cbuf;
-		msg.msg_controllen = sizeof cbuf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
 		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof fd);
+		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
 	}
 	ssize_t n;
 	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
@@ -124,21 +128,32 @@ int send_with_fd(int sock, const void *buf, size_t len, int fd)
 	return n == (ssize_t)len ? 0 : -1;
 }
 
-long recv_with_fd(int sock, void *buf, size_t len, int *fd)
+long recv_fds(int sock, void *buf, size_t len, int *fds, int max, int *nfds)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	char cbuf[CMSG_SPACE(sizeof(int) * FDS_MAX)];
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			     .msg_controllen = sizeof cbuf};
 	ssize_t n;
-	*fd = -1;
+	*nfds = 0;
 	while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
 	if (n < 0)
 		return -1;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(fd, CMSG_DATA(c), sizeof *fd);
+	/* Every descriptor that arrived is either handed out or closed: a
+	 * message with more than max, or of another kind, leaks nothing. */
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < count; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+			if (*nfds < max)
+				fds[(*nfds)++] = fd;
+			else
+				close(fd);
+		}
+	}
 	return (long)n;
 }

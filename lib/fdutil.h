@@ -20,13 +20,16 @@ size_t read_full(int fd, char *buf, size_t len);
  * bounded) into a new NUL-terminated buffer; *len is what was read. NULL
  * when out of memory. The caller closes fd. */
 char *read_fd_bytes(int fd, size_t size, size_t *len);
-/* One message of len bytes on a UNIX socket, carrying fd (SCM_RIGHTS)
- * when fd >= 0; EINTR retried, never SIGPIPE. Returns 0 once it is sent
- * whole, -1 otherwise. */
-int send_with_fd(int sock, const void *buf, size_t len, int fd);
-/* One message of up to len bytes; a descriptor that came with it goes to
- * *fd (close-on-exec), else *fd is -1. Returns the length, 0 at end of
- * file, -1 on an error. */
-long recv_with_fd(int sock, void *buf, size_t len, int *fd);
+/* The most descriptors one message carries. */
+#define FDS_MAX 8
+/* One message of len bytes on a UNIX socket, carrying nfds descriptors
+ * (SCM_RIGHTS, at most FDS_MAX); EINTR retried, never SIGPIPE. Returns 0
+ * once it is sent whole, -1 otherwise. */
+int send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds);
+/* One message of up to len bytes; the first max
+ * descriptors that came with it go to fds (close-on-exec) and their count
+ * to *nfds, the rest are closed. Returns the length, 0 at end of file, -1
+ * on an error. */
+long recv_fds(int sock, void *buf, size_t len, int *fds, int max, int *nfds);
 
 #endif

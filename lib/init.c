@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "boxns.h"
 #include "diag.h"
 #include "fdutil.h"
 #include "init.h"
@@ -92,6 +93,15 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 	int keep[3] = {alive_fd, diag_status_fd, report_fd};
 
 	alive_remember(alive_fd);
+	/* Before the workload exists: nothing in the box may open init's
+	 * memory or descriptors (/proc/1/mem, /proc/1/fd, pidfd_getfd), or
+	 * it could clear init's parent-death signal and outlive a killed
+	 * supervisor. Then init's namespaces go to the supervisor, for kern
+	 * exec (boxns.h). */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		step_fail("prctl(PR_SET_DUMPABLE, 0): %s", strerror(errno));
+	if (report_fd >= 0 && box_ns_send(report_fd) < 0)
+		step_fail("cannot hand the box's namespaces to the supervisor: %s", strerror(errno));
 	/* 29-32: rlimits, AppArmor, capabilities and user, no_new_privs, seccomp. */
 	if (lockdown_apply(&rc->ld, 0) != 0) {
 		alive_fail();

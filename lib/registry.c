@@ -150,6 +150,12 @@ static int write_record(const char *runtime, const struct box_record *rec, char 
 	put(f, "start", num);
 	snprintf(num, sizeof num, "%d", (int)rec->pid1);
 	put(f, "pid1", num);
+	if (record_has_ns(rec)) {
+		char list[BOX_NS_COUNT * 12] = "";
+		for (int i = 0, at = 0; i < BOX_NS_COUNT; i++)
+			at += snprintf(list + at, sizeof list - (size_t)at, "%s%d", i ? " " : "", rec->nsfd[i]);
+		put(f, "nsfds", list);
+	}
 	snprintf(num, sizeof num, "%lld", rec->created);
 	put(f, "created", num);
 	put(f, "image", rec->image);
@@ -314,6 +320,32 @@ static int env_add(struct box_record *rec, size_t *n, const char *kv)
 /* Records hold --env-file values: lines are long, the whole is bounded. */
 #define RECORD_MAX_BYTES (16 << 20)
 
+int record_has_ns(const struct box_record *rec)
+{
+	for (int i = 0; i < BOX_NS_COUNT; i++)
+		if (rec->nsfd[i] <= 2)
+			return 0;
+	return 1;
+}
+
+/* BOX_NS_COUNT descriptor numbers, each in 3..65535, one space apart;
+ * anything else leaves the record without them. */
+static void parse_nsfds(const char *v, struct box_record *rec)
+{
+	int fds[BOX_NS_COUNT];
+	for (int i = 0; i < BOX_NS_COUNT; i++) {
+		char *end;
+		if (*v < '0' || *v > '9')
+			return;
+		long fd = strtol(v, &end, 10);
+		if (fd < 3 || fd > 65535 || *end != (i == BOX_NS_COUNT - 1 ? '\0' : ' '))
+			return;
+		fds[i] = (int)fd;
+		v = end + (*end == ' ');
+	}
+	memcpy(rec->nsfd, fds, sizeof fds);
+}
+
 int registry_load(const char *runtime, const char *name, struct box_record *rec)
 {
 	char path[PATH_MAX], *line = NULL;
@@ -357,6 +389,8 @@ int registry_load(const char *runtime, const char *name, struct box_record *rec)
 			ok |= 4;
 		} else if (strcmp(line, "pid1") == 0) {
 			rec->pid1 = (pid_t)strtol(v, NULL, 10);
+		} else if (strcmp(line, "nsfds") == 0) {
+			parse_nsfds(v, rec);
 		} else if (strcmp(line, "created") == 0) {
 			rec->created = strtoll(v, NULL, 10);
 		} else if (strcmp(line, "image") == 0) {

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "boxns.h"
+
 #define RECORD_MAX_LABELS 64
 #define RECORD_MAX_ULIMITS 16
 
@@ -17,6 +19,9 @@ struct box_record {
 	pid_t sup_pid;
 	unsigned long long sup_start;	/* field 22 of /proc/<pid>/stat */
 	pid_t pid1;			/* host pid of the box's init, 0 until known */
+	/* The supervisor's descriptors of the box's namespaces, in box_ns
+	 * order (boxns.h); known only when every one is above 2. */
+	int nsfd[BOX_NS_COUNT];
 	long long created;		/* unix seconds */
 	char image[512];
 	char cgroup[1024];		/* cg_record() */
@@ -60,6 +65,8 @@ void registry_remove(const char *runtime, const struct box_record *rec);
 int registry_load(const char *runtime, const char *name, struct box_record *rec);
 void record_free(struct box_record *rec);
 int record_live(const struct box_record *rec);
+/* 1 when the record names the supervisor's namespace descriptors. */
+int record_has_ns(const struct box_record *rec);
 
 /* Call fn for every live record, in name order; dead records found on the
  * way are removed. Returns the number of live records. */

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "boxns.h"
 #include "diag.h"
 #include "egress.h"
 #include "fdutil.h"
@@ -96,6 +97,34 @@ struct run_state {
 	int oom;
 };
 
+/* One message on the report socket: init's namespaces (boxns.h), kept
+ * and recorded for kern exec, or its final report. Returns -1 at end of
+ * file. */
+static int read_report(int fd, struct supervisor *s, struct run_state *r)
+{
+	union {
+		struct init_report report;
+		char tag;
+	} m;
+	int fds[BOX_NS_COUNT], nfds;
+	long n = recv_fds(fd, &m, sizeof m, fds, BOX_NS_COUNT, &nfds);
+	if (n == (long)sizeof m.report && nfds == 0) {
+		r->report = m.report;
+		r->have_report = 1;
+		return 0;
+	}
+	if (n == 1 && m.tag == BOX_NS_TAG && nfds == BOX_NS_COUNT && s->rec && !record_has_ns(s->rec)) {
+		memcpy(s->rec->nsfd, fds, sizeof fds);
+		registry_update(s->runtime, s->rec);
+		return 0;
+	}
+	while (nfds > 0)
+		close(fds[--nfds]);
+	if (n < 0 && errno == EINTR)
+		return 0;
+	return n > 0 ? 0 : -1;
+}
+
 static void read_status(int *fd, struct run_state *r)
 {
 	ssize_t n = read(*fd, r->status + r->status_len, sizeof r->status - 1 - r->status_len);
@@ -132,8 +161,21 @@ static pid_t clone_pid1(int flags)
 
 /* Teardown steps 2-5 (§8.4), once PID 1 is reaped: the proxy, the box
  * cgroup, scratch, the record. */
+/* Teardown 1, last: the box's namespaces die with PID 1, not with us (a
+ * kept mount namespace would still pin the overlay over the scratch). */
+static void drop_namespaces(struct supervisor *s)
+{
+	if (!s->rec || !record_has_ns(s->rec))
+		return;
+	for (int i = 0; i < BOX_NS_COUNT; i++) {
+		close(s->rec->nsfd[i]);
+		s->rec->nsfd[i] = -1;
+	}
+}
+
 static void release(struct supervisor *s)
 {
+	drop_namespaces(s);
 	egress_stop();
 	cg_teardown(s->cg);
 	s->cg = NULL;
@@ -283,9 +325,7 @@ int supervise(struct supervisor *s)
 		if (p[2].revents) {
 			/* After the report (or at PID 1's death) the socket stays at EOF:
 			 * stop polling it rather than spin until the pidfd fires. */
-			if (read(report_p[0], &r.report, sizeof r.report) == (ssize_t)sizeof r.report)
-				r.have_report = 1;
-			else
+			if (read_report(report_p[0], s, &r) < 0)
 				report_open = 0;
 		}
 		if (p[3].revents & POLLIN) {
@@ -326,9 +366,9 @@ int supervise(struct supervisor *s)
 		}
 	}
 	/* Teardown (§8.4). 1: PID 1 is reaped; collect what it said. */
-	if (!r.have_report &&
-	    read(report_p[0], &r.report, sizeof r.report) == (ssize_t)sizeof r.report)
-		r.have_report = 1;
+	while (report_open && !r.have_report)
+		if (read_report(report_p[0], s, &r) < 0)
+			report_open = 0;
 	if (status_fd >= 0) {
 		fcntl(status_fd, F_SETFL, 0);
 		while (status_fd >= 0)

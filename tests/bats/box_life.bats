@@ -65,6 +65,45 @@ while True:
 	[ "$a" -eq "$b" ]
 }
 
+# The way around DL-5: reach into init (its memory, or its descriptors)
+# and clear init's own parent-death signal. init is non-dumpable, so every
+# door is shut; the workload's own child, the positive control, stays open.
+@test "the workload cannot reach into init: /proc/1/mem, /proc/1/fd, /proc/1/environ, pidfd_getfd all refused [rootless]" {
+	run "$KERN" box reach --image host -- python3 -c '
+import ctypes, errno, os, subprocess, sys
+def tried(what, fn):
+    try:
+        fn(); print(what, "open")
+    except OSError as e:
+        print(what, errno.errorcode[e.errno])
+libc = ctypes.CDLL(None, use_errno=True)
+def getfd(pid):
+    pfd = os.pidfd_open(pid)
+    fds = sorted(int(n) for n in os.listdir("/proc/self/fd"))
+    for target in range(64):
+        fd = libc.syscall(438, pfd, target, 0)    # pidfd_getfd
+        if fd >= 0:
+            return
+        err = ctypes.get_errno()
+        if err != errno.EBADF:
+            raise OSError(err, os.strerror(err))
+    raise OSError(errno.EBADF, "no descriptor")
+child = subprocess.Popen(["sleep", "30"])
+for pid, who in ((1, "init"), (child.pid, "child")):
+    tried(who + " mem", lambda: os.close(os.open("/proc/%d/mem" % pid, os.O_RDWR)))
+    tried(who + " fd", lambda: os.readlink("/proc/%d/fd/0" % pid))
+    tried(who + " environ", lambda: open("/proc/%d/environ" % pid).read())
+    tried(who + " getfd", lambda: getfd(pid))
+child.kill()'
+	assert_status 0
+	for door in mem fd environ; do
+		assert_line_re "^init $door EACCES$"
+		assert_line_re "^child $door open$"
+	done
+	assert_line_re '^init getfd EPERM$'
+	assert_line_re '^child getfd open$'
+}
+
 @test "DL-6: one SIGTERM is forwarded and the workload's code reported; a second ends it at once [rootless]" {
 	"$KERN" box dl6 --image host -- sh -c 'trap "echo forwarded; exit 7" TERM; while :; do sleep 0.05; done' >"$BATS_TEST_TMPDIR/out" &
 	kpid=$!
