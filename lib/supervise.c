@@ -159,10 +159,9 @@ static pid_t clone_pid1(int flags)
 	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, 0UL, 0UL, 0UL, 0UL);
 }
 
-/* Teardown steps 2-5 (§8.4), once PID 1 is reaped: the proxy, the box
- * cgroup, scratch, the record. */
-/* Teardown 1, last: the box's namespaces die with PID 1, not with us (a
- * kept mount namespace would still pin the overlay over the scratch). */
+/* The end of teardown step 1: the box's namespaces die with PID 1, not
+ * with us (a kept mount namespace would still pin the overlay over the
+ * scratch). */
 static void drop_namespaces(struct supervisor *s)
 {
 	if (!s->rec || !record_has_ns(s->rec))
@@ -173,6 +172,8 @@ static void drop_namespaces(struct supervisor *s)
 	}
 }
 
+/* Teardown steps 2-5 (§8.4), once PID 1 is reaped: the proxy, the box
+ * cgroup, scratch, the record. */
 static void release(struct supervisor *s)
 {
 	drop_namespaces(s);
