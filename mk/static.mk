@@ -220,7 +220,12 @@ $(DEPS_WORK)/apt/updated:
 #    share its caches; a package's log starts here), and 3. unpack it:
 #    dpkg-source checks the tarballs against the .dsc and applies
 #    Debian's patches.
-#    $(call deb_source,NAME,SOURCE-PACKAGE,VERSION,LOG)
+#    With a fifth argument, a package whose source the archive does not
+#    serve (a mirror that carries a security update's binaries but not
+#    its source) is marked $(DEPS_WORK)/NAME/unserved instead of failing:
+#    its build rule then takes Debian's own static library of the same
+#    version (the libzstd rule below).
+#    $(call deb_source,NAME,SOURCE-PACKAGE,VERSION,LOG[,unserved-ok])
 define deb_source
 $(DEPS_WORK)/$(1)/$(2)_$(call no_epoch,$(3)).dsc: $(DEPS_WORK)/apt/updated
 	@echo "  APT     source $(2)=$(3)"
@@ -228,11 +233,14 @@ $(DEPS_WORK)/$(1)/$(2)_$(call no_epoch,$(3)).dsc: $(DEPS_WORK)/apt/updated
 	@cd $(DEPS_WORK)/$(1) && flock $(DEPS_WORK)/apt/.lock \
 		apt-get $(APT_PRIVATE) source --download-only $(2)=$(3) >>$(4) 2>&1 || { \
 		tail -5 $(4) >&2; \
+		if [ -n "$(5)" ] && grep -q '404 *Not Found' $(4); then \
+			echo "make static: note: the archive lists $(2) $(3) but does not serve its source" >&2; \
+			touch $(DEPS_WORK)/$(1)/unserved; exit 0; fi; \
 		echo "make static: $(2) $(3) is not in the archive (any more?): upgrade its -dev package, or set the version ('apt-cache showsrc $(2)' lists them)" >&2; exit 1; }
 $(DEPS_WORK)/$(1)/src/.kern-unpacked: $(DEPS_WORK)/$(1)/$(2)_$(call no_epoch,$(3)).dsc
-	@echo "  DPKG    source -x $(2) (Debian patches)"
-	@rm -rf $(DEPS_WORK)/$(1)/src
-	@$$(call logged,$(4),dpkg-source -x $$< $(DEPS_WORK)/$(1)/src)
+	@rm -rf $(DEPS_WORK)/$(1)/src && mkdir -p $(DEPS_WORK)/$(1)/src
+	@[ -e $(DEPS_WORK)/$(1)/unserved ] || { echo "  DPKG    source -x $(2) (Debian patches)" && \
+		rm -rf $(DEPS_WORK)/$(1)/src && $$(call logged,$(4),dpkg-source -x $$< $(DEPS_WORK)/$(1)/src); }
 	@touch $$@
 .INTERMEDIATE: $(DEPS_WORK)/$(1)/$(2)_$(call no_epoch,$(3)).dsc $(DEPS_WORK)/$(1)/src/.kern-unpacked
 endef
@@ -280,17 +288,35 @@ ZSTD_LOG := $(ZSTD_DIR).log
 # legacy v0.5-v0.7 formats (2016's pre-1.0 zstd: image layers are zstd
 # 1.x frames) and without the dictionary builder.
 ZSTD_MAKE_ARGS := ZSTD_LIB_COMPRESSION=0 ZSTD_LIB_DICTBUILDER=0 ZSTD_LIB_DEPRECATED=0 ZSTD_LEGACY_SUPPORT=0
-$(eval $(call deb_source,libzstd,libzstd,$(ZSTD_DEB_VERSION),$(ZSTD_LOG)))
+$(eval $(call deb_source,libzstd,libzstd,$(ZSTD_DEB_VERSION),$(ZSTD_LOG),unserved-ok))
 $(eval $(call build_flags,$(ZSTD_DIR),$(ZSTD_MAKE_ARGS) $(DEPS_FAST_CFLAGS)))
+# When the archive does not serve the installed version's source, the
+# fallback is the decompressor out of that same version's libzstd.a from
+# libzstd-dev: Debian's build of the patched code, not an older source
+# without the fix. Those objects were compiled against glibc, so only
+# the decompression members go into kern's archive (never a compressor
+# or the dictionary builder), and mk/static/zstd-members refuses them
+# unless every C library symbol they need is one that means the same in
+# musl. Debian builds the legacy v0.5-v0.7 decoders in: they come along.
+ZSTD_DEBIAN_A := /usr/lib/$(shell gcc -print-multiarch 2>/dev/null)/libzstd.a
 # 4. The static library with upstream's lib/Makefile (as Debian's build
 #    does), 5. installed with its two public headers.
-$(ZSTD_DIR)/lib/libzstd.a: $(ZSTD_DIR)/build-flags $(ZSTD_SRC)/.kern-unpacked
-	@echo "  MAKE    libzstd (decompression only, no legacy formats)"
-	@$(call logged,$(ZSTD_LOG),$(MAKE) -C $(ZSTD_SRC)/lib CC=$(MUSL_CC) CFLAGS="$(DEPS_FAST_CFLAGS)" \
-		$(ZSTD_MAKE_ARGS) libzstd.a)
+$(ZSTD_DIR)/lib/libzstd.a: $(ZSTD_DIR)/build-flags $(ZSTD_SRC)/.kern-unpacked mk/static/zstd-members
 	@rm -rf $(ZSTD_DIR)/lib $(ZSTD_DIR)/include && mkdir -p $(ZSTD_DIR)/lib $(ZSTD_DIR)/include
-	@cp $(ZSTD_SRC)/lib/zstd.h $(ZSTD_SRC)/lib/zstd_errors.h $(ZSTD_DIR)/include/
-	@cp $(ZSTD_SRC)/lib/libzstd.a $@
+	@if [ -e $(DEPS_WORK)/libzstd/unserved ]; then \
+		echo "  AR      libzstd (decompression members of Debian's $(ZSTD_DEBIAN_A), $(ZSTD_DEB_VERSION))"; \
+		$(call logged,$(ZSTD_LOG),mk/static/zstd-members $(ZSTD_DEBIAN_A) $(ZSTD_DIR)/lib/libzstd.a.tmp) && \
+		cp /usr/include/zstd.h /usr/include/zstd_errors.h $(ZSTD_DIR)/include/ && \
+		echo "Debian's binary libzstd.a $(ZSTD_DEB_VERSION) (its source was not served)" >$(ZSTD_DIR)/origin && \
+		mv $(ZSTD_DIR)/lib/libzstd.a.tmp $@; \
+	else \
+		echo "  MAKE    libzstd (decompression only, no legacy formats)"; \
+		$(call logged,$(ZSTD_LOG),$(MAKE) -C $(ZSTD_SRC)/lib CC=$(MUSL_CC) CFLAGS="$(DEPS_FAST_CFLAGS)" \
+			$(ZSTD_MAKE_ARGS) libzstd.a) && \
+		cp $(ZSTD_SRC)/lib/zstd.h $(ZSTD_SRC)/lib/zstd_errors.h $(ZSTD_DIR)/include/ && \
+		echo "Debian's source package libzstd $(ZSTD_DEB_VERSION)" >$(ZSTD_DIR)/origin && \
+		cp $(ZSTD_SRC)/lib/libzstd.a $@; \
+	fi
 	@rm -rf $(DEPS_WORK)/libzstd
 
 # --- zlib ---
