@@ -135,7 +135,7 @@ teardown() {
 	[ -d "$CACHE/$old" ]
 	# The running box still reads its (old) lower.
 	pid1=$(sed -n 's/^pid1\t//p' "$XDG_RUNTIME_DIR/kern/instances/c4")
-	[ "$(cat /proc/$pid1/root/etc/kern-fixture)" = "busybox fixture" ]
+	[ "$(kern exec c4 -- cat /etc/kern-fixture)" = "busybox fixture" ]
 	run --separate-stderr kern rmi "$REG/busybox:oci"
 	assert_status 1
 	[ "$stderr" = "error: image: image '$REG/busybox:oci' is in use by a running box - refusing" ]
