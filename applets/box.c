@@ -762,8 +762,8 @@ struct launch {
 	int range_wanted, range_silent;
 	int alive_fd, started_fd;
 	/* PID 1 and the supervisor while the box starts (box_prepare): 'm'
-	 * once PID 1's ids are mapped and it is in the box cgroup; then, with
-	 * --egress-allow, PID 1's listener the other way. */
+	 * once PID 1's ids are mapped; then, with --egress-allow, PID 1's
+	 * listener the other way. */
 	int sync[2];
 	struct ns_config nc;
 	int nonroot, ranged;
@@ -796,10 +796,10 @@ static enum map_choice map_choice(const struct box_args *a, int nonroot)
 	return MAP_SINGLE;
 }
 
-/* PID 1, cloned into its namespaces before its ids were mapped: it waits
- * until the supervisor has mapped them and placed it in the box cgroup,
- * makes the egress listener in its network namespace, builds the root and
- * runs init. */
+/* PID 1, cloned into its namespaces before its ids were mapped and
+ * already in the box cgroup: it waits until the supervisor has mapped its
+ * ids, makes the egress listener in its network namespace, builds the root
+ * and runs init. */
 static void pid1_main(void *ctx, int report_fd)
 {
 	struct launch *l = ctx;
@@ -838,8 +838,8 @@ static void hand_egress(struct launch *l)
 }
 
 /* The supervisor's side of the start, right after PID 1 was cloned into
- * its namespaces: steps 9-11 of kern-ns (the id maps, written from
- * outside), PID 1 into the box cgroup, the egress listener. */
+ * its namespaces and the box cgroup (supervise() sees to that): steps 9-11
+ * of kern-ns (the id maps, written from outside), the egress listener. */
 static int box_prepare(struct supervisor *s, pid_t pid1)
 {
 	struct launch *l = s->ctx;
@@ -855,10 +855,6 @@ static int box_prepare(struct supervisor *s, pid_t pid1)
 		return EXIT_SETUP;
 	}
 	test_phase("unshare");
-	if (cg_attach(s->cg, pid1) < 0) {
-		setup_failed("cannot place PID 1 in the box cgroup: %s", strerror(errno));
-		return EXIT_SETUP;
-	}
 	(void)send(l->sync[0], "m", 1, MSG_NOSIGNAL);
 	if (l->a->net == NET_EGRESS)
 		hand_egress(l);

@@ -430,7 +430,7 @@ static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t paren
 		close(r->started_fd);
 	/* Caps apply to what exec starts: join the box cgroup(s) while the
 	 * host paths are still ours (isolation.md §7.8). */
-	if (cg_attach(r->cg, getpid()) < 0)
+	if (cg_join(r->cg) < 0)
 		_exit(refuse(r->alive_fd, "cannot join the cgroup of box '%s': %s", r->rec.name,
 			     strerror(errno)));
 	/* No host cgroup directory and no pidfd goes into the box. */

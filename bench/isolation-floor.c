@@ -1,4 +1,4 @@
-/* isolation-floor ROOTFS RUNDIR
+/* isolation-floor ROOTFS RUNDIR [WITHOUT]
  *
  * The kernel work of one default kern box and nothing else: no argument
  * checks, no registry, no diagnostics, every failure fatal. bench/box-startup
@@ -7,11 +7,17 @@
  *
  * In order: scratch dirs; memory and pids cgroups (v1, as root) with the
  * default caps and the workload leaf; clone into user, pid, net, ipc and
- * uts namespaces; the single-id maps and the cgroup move, from outside;
- * inside: mount and cgroup namespaces, overlay root, /dev (tmpfs, five
+ * uts namespaces; the single-id maps, from outside; inside: the move into
+ * the cgroup leaves, mount and cgroup namespaces, overlay root, /dev (tmpfs, five
  * device binds, shm, mqueue), /proc, pivot_root, the /proc masks,
  * hostname, lo up, the bounding set, no_new_privs, kern's seccomp filter;
- * then /bin/true as init's child. Teardown: cgroups, scratch. */
+ * then /bin/true as init's child. Teardown: cgroups, scratch.
+ *
+ * WITHOUT, a comma-separated list, leaves parts out, so that box-startup
+ * can show what each costs: cgroups, net (no network namespace), overlay
+ * (a read-only bind of ROOTFS instead), dev (no /dev at all), proc (no
+ * /proc and no masks), masks (/proc without its masks), seccomp (no
+ * filter, no bounding-set drop). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -40,6 +46,30 @@
 #else
 #define NATIVE 1
 #endif
+
+static int without_cgroups, without_net, without_overlay, without_dev, without_proc,
+	without_masks, without_seccomp;
+
+static void parse_without(char *list)
+{
+	static const struct {
+		const char *name;
+		int *flag;
+	} parts[] = {{"cgroups", &without_cgroups}, {"net", &without_net},
+		     {"overlay", &without_overlay}, {"dev", &without_dev},
+		     {"proc", &without_proc},       {"masks", &without_masks},
+		     {"seccomp", &without_seccomp}};
+	for (char *w = strtok(list, ","); w; w = strtok(NULL, ",")) {
+		size_t i = 0;
+		while (i < sizeof parts / sizeof parts[0] && strcmp(parts[i].name, w) != 0)
+			i++;
+		if (i == sizeof parts / sizeof parts[0]) {
+			fprintf(stderr, "isolation-floor: unknown part '%s'\n", w);
+			_exit(2);
+		}
+		*parts[i].flag = 1;
+	}
+}
 
 static void die(const char *what)
 {
@@ -98,8 +128,14 @@ static void build_root(const char *lower, const char *scratch)
 	at(m, scratch, "merged");
 	snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s/upper,workdir=%s/work,userxattr", lower,
 		 scratch, scratch);
-	if (mount("overlay", m, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+	if (without_overlay) {
+		bind_at(lower, m, MS_REC);
+		bind_at(NULL, m, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV);
+	} else if (mount("overlay", m, "overlay", MS_NOSUID | MS_NODEV, opts) < 0) {
 		die("overlay");
+	}
+	if (without_dev)
+		goto proc;
 	at(p, m, "dev");
 	if (mount("tmpfs", p, "tmpfs", MS_NOSUID, "mode=0755,size=64k") < 0)
 		die("tmpfs /dev");
@@ -116,12 +152,15 @@ static void build_root(const char *lower, const char *scratch)
 	snprintf(p, sizeof p, "%s/dev/mqueue", m);
 	if (mkdir(p, 0755) < 0 || mount("mqueue", p, "mqueue", MS_NOSUID | MS_NODEV, NULL) < 0)
 		die("mqueue");
+proc:
 	at(p, m, "proc");
-	if (mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+	if (!without_proc && mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		die("proc");
 	if (chdir(m) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
 	    chdir("/") < 0)
 		die("pivot_root");
+	if (without_proc || without_masks)
+		return;
 	bind_at("/proc/sys", "/proc/sys", MS_REC);
 	bind_at(NULL, "/proc/sys", MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
 	for (size_t i = 0; i < sizeof null_over / sizeof null_over[0]; i++)
@@ -132,15 +171,19 @@ static void build_root(const char *lower, const char *scratch)
 static void lock_down(void)
 {
 	struct ifreq ifr = {.ifr_name = "lo"};
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-		die("lo");
-	ifr.ifr_flags |= IFF_UP;
-	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-		die("lo up");
-	close(s);
+	if (!without_net) {
+		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+			die("lo");
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+			die("lo up");
+		close(s);
+	}
 	if (sethostname("floor", 5) < 0)
 		die("sethostname");
+	if (without_seccomp)
+		return;
 	for (int c = 0; prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == 0; c++)
 		;
 	struct sock_fprog prog = {.len = kern_seccomp_progs[NATIVE][0].len,
@@ -153,12 +196,14 @@ static void lock_down(void)
 int main(int argc, char **argv)
 {
 	extern char **environ;
-	char scratch[PATH_MAX], p[PATH_MAX], id[32];
+	char scratch[PATH_MAX], p[PATH_MAX];
 	int go[2], st;
-	if (argc != 3 || strlen(argv[1]) > 1024 || strlen(argv[2]) > 1024) {
-		fputs("usage: isolation-floor ROOTFS RUNDIR (each under 1 KiB)\n", stderr);
+	if (argc < 3 || argc > 4 || strlen(argv[1]) > 1024 || strlen(argv[2]) > 1024) {
+		fputs("usage: isolation-floor ROOTFS RUNDIR [WITHOUT,...] (paths under 1 KiB)\n", stderr);
 		return 2;
 	}
+	if (argc == 4)
+		parse_without(argv[3]);
 	snprintf(scratch, sizeof scratch, "%s/floor-%d", argv[2], (int)getpid());
 	static const char *const sub[] = {"", "/upper", "/work", "/merged"};
 	for (int i = 0; i < 4; i++) {
@@ -166,18 +211,26 @@ int main(int argc, char **argv)
 		if (mkdir(p, 0700) < 0)
 			die(p);
 	}
-	cgroups_make();
+	if (!without_cgroups)
+		cgroups_make();
 	if (pipe2(go, O_CLOEXEC) < 0)
 		die("pipe");
-	pid_t pid1 = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |
-						   CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
-				    0UL, 0UL, 0UL, 0UL);
+	unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
+	if (!without_net)
+		flags |= CLONE_NEWNET;
+	pid_t pid1 = (pid_t)syscall(SYS_clone, flags, 0UL, 0UL, 0UL, 0UL);
 	if (pid1 < 0)
 		die("clone");
 	if (pid1 == 0) {
 		char b;
 		if (read(go[0], &b, 1) != 1)
 			_exit(125);
+		/* Into the box cgroups as kern's PID 1 goes: this thread, by "0"
+		 * in each leaf's tasks (no global lock, no RCU grace period). */
+		for (int i = 0; i < 2 && !without_cgroups; i++) {
+			at(p, leaf[i], "tasks");
+			put(p, "0");
+		}
 		build_root(argv[1], scratch);
 		lock_down();
 		char *true_argv[] = {"/bin/true", NULL};
@@ -194,16 +247,11 @@ int main(int argc, char **argv)
 	put(p, "0 0 1\n");
 	snprintf(p, sizeof p, "/proc/%d/gid_map", (int)pid1);
 	put(p, "0 0 1\n");
-	snprintf(id, sizeof id, "%d", (int)pid1);
-	for (int i = 0; i < 2; i++) {
-		at(p, leaf[i], "cgroup.procs");
-		put(p, id);
-	}
 	if (write(go[1], "g", 1) != 1)
 		die("go");
 	while (waitpid(pid1, &st, 0) < 0 && errno == EINTR)
 		;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2 && !without_cgroups; i++)
 		if (rmdir(leaf[i]) < 0 || rmdir(cg[i]) < 0)
 			die(cg[i]);
 	static const char *const gone[] = {"/work/work", "/work", "/upper", "/merged", ""};

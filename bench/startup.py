@@ -2,8 +2,12 @@
 """Time commands side by side, interleaved round by round, and print
 medians and ratios. Used by bench/box-startup; usable alone:
 
-    startup.py ROUNDS NAME=CMD... [--ratio A/B ...]
+    startup.py ROUNDS NAME=CMD... [--ratio A/B ...] [--diff A:B ...] [--pause MS]
 
+--diff A:B prints median A minus median B in ms (what one more step
+costs). --pause MS sleeps that long before each start, so that every start
+finds the machine idle, as an agent's occasional tool call does (back to
+back, the kernel's RCU and cgroup state stays warm between starts).
 Each command is started with posix_spawn and reaped with waitpid, so the
 measuring overhead is the same small constant for every peer. Leading
 VAR=value words set that command's environment (no env(1) exec)."""
@@ -16,12 +20,20 @@ import time
 
 def main():
     rounds = int(sys.argv[1])
-    cmds, ratios = {}, []
+    cmds, ratios, diffs, pause = {}, [], [], 0.0
     args = sys.argv[2:]
     i = 0
     while i < len(args):
         if args[i] == "--ratio":
             ratios.append(args[i + 1].split("/"))
+            i += 2
+            continue
+        if args[i] == "--pause":
+            pause = float(args[i + 1]) / 1000
+            i += 2
+            continue
+        if args[i] == "--diff":
+            diffs.append(args[i + 1].split(":", 1))
             i += 2
             continue
         name, cmd = args[i].split("=", 1)
@@ -35,6 +47,8 @@ def main():
     devnull = os.open(os.devnull, os.O_RDWR)
     for r in range(rounds + 2):
         for name, (argv, env) in cmds.items():
+            if pause:
+                time.sleep(pause)
             t = time.perf_counter_ns()
             pid = os.posix_spawnp(argv[0], argv, env,
                                   file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)])
@@ -51,6 +65,8 @@ def main():
         print(f"{k:12s} {med[k]:10.2f} {q[0]:8.2f} {q[-1]:8.2f}")
     for a, b in ratios:
         print(f"ratio {a}/{b} = {med[a] / med[b]:.2f}")
+    for a, b in diffs:
+        print(f"{a} - {b} = {med[a] - med[b]:+.2f} ms")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,6 @@ struct cg_hier {
 	char mount[PATH_MAX];	/* the hierarchy's mount point */
 	char parent[PATH_MAX];	/* kern.slice, kern, a delegated cgroup */
 	char dir[PATH_MAX];	/* the box cgroup: parent/kern-box-<name>-<sup> */
-	char home[PATH_MAX];	/* where cg_leave() puts the caller back */
 	unsigned ctls;		/* controllers the box uses in this hierarchy */
 	int fd;			/* O_PATH descriptor of dir */
 	int leaf_fd;		/* v1: dir/box, where the tasks live; -1 on v2 */

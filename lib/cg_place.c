@@ -280,26 +280,25 @@ static unsigned wanted(const struct cg_limits *req)
 	       (req->cpuset ? CG_BIT(CG_CPUSET) : 0);
 }
 
-/* An empty hierarchy slot. Its four PATH_MAX strings are emptied, not
- * cleared whole: a cleared 16 KiB is four pages touched on the start path,
+/* An empty hierarchy slot. Its three PATH_MAX strings are emptied, not
+ * cleared whole: a cleared 12 KiB is three pages touched on the start path,
  * each a page fault. */
 static void hier_reset(struct cg_hier *h)
 {
-	h->mount[0] = h->parent[0] = h->dir[0] = h->home[0] = 0;
+	h->mount[0] = h->parent[0] = h->dir[0] = 0;
 	h->ctls = 0;
 	h->fd = h->leaf_fd = -1;
 }
 
 /* v2 with parent P prepared: one hierarchy holding every controller P's
  * children get. */
-static int v2_use(struct cg_box *cg, struct cg_mount *m, const char *parent, const char *home,
-		  const char *boxname, enum cg_place place)
+static int v2_use(struct cg_box *cg, struct cg_mount *m, const char *parent, const char *boxname,
+		  enum cg_place place)
 {
 	struct cg_hier *h = &cg->h[0];
 	hier_reset(h);
 	snprintf(h->mount, sizeof h->mount, "%s", m->dir);
 	snprintf(h->parent, sizeof h->parent, "%s", parent);
-	snprintf(h->home, sizeof h->home, "%s", home);
 	h->ctls = v2_list(parent, "cgroup.subtree_control", NULL);
 	if (make_box_dir(h, boxname) < 0)
 		return -1;
@@ -323,7 +322,7 @@ static int place_v2(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 		v2_enable(m->dir, want, NULL);
 		unsigned on = v2_enable(p, want, NULL);
 		if ((on & basic) == basic && v2_can_move(m->self, p) &&
-		    v2_use(cg, m, p, m->self, boxname, CG_PLACE_V2_ROOT) == 0)
+		    v2_use(cg, m, p, boxname, CG_PLACE_V2_ROOT) == 0)
 			return 0;
 	}
 
@@ -336,7 +335,7 @@ static int place_v2(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 		v2_enable(u, want, NULL);
 		unsigned on = v2_enable(p, want, NULL);
 		if ((on & basic) && v2_can_move(m->self, p) &&
-		    v2_use(cg, m, p, m->self, boxname, CG_PLACE_V2_USER) == 0)
+		    v2_use(cg, m, p, boxname, CG_PLACE_V2_USER) == 0)
 			return 0;
 	}
 
@@ -352,7 +351,7 @@ static int place_v2(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 				if (on & basic) {
 					snprintf(cg->sup, sizeof cg->sup, "%s", sup);
 					cg->sup_enabled = added;
-					if (v2_use(cg, m, m->self, sup, boxname, CG_PLACE_V2_SELF) == 0)
+					if (v2_use(cg, m, m->self, boxname, CG_PLACE_V2_SELF) == 0)
 						return 0;
 				}
 				(void)move_self(m->self);
@@ -369,7 +368,7 @@ static int place_v2(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 		if (strlen(p) < strlen(m->dir) || !usable(p, uid) || systemd_managed(p))
 			break;
 		unsigned on = v2_enable(p, want, NULL);
-		if ((on & basic) && v2_use(cg, m, p, m->self, boxname, CG_PLACE_V2_DELEGATED) == 0)
+		if ((on & basic) && v2_use(cg, m, p, boxname, CG_PLACE_V2_DELEGATED) == 0)
 			return 0;
 	}
 
@@ -442,9 +441,6 @@ static int place_v1(struct cg_box *cg, struct cg_layout *l, const char *boxname,
 			if (make_box_dir(h, boxname) < 0)
 				continue;
 		}
-		/* Back to where we were when we may; else the parent, which
-		 * v1 lets hold tasks and which carries none of the box's caps. */
-		snprintf(h->home, sizeof h->home, "%s", procs_writable(m->self) ? m->self : p);
 		if (m->ctls & CG_BIT(CG_CPUSET))
 			cpuset_inherit(h->dir);
 		all_owned &= owned;
@@ -494,8 +490,7 @@ int cg_place(struct cg_box *cg, struct cg_layout *l, const char *name, pid_t sup
 }
 
 /* cg_open(): the same candidates, looking only. */
-static int find_in(struct cg_hier *h, const char *mount, const char *parent, const char *home,
-		   const char *boxname)
+static int find_in(struct cg_hier *h, const char *mount, const char *parent, const char *boxname)
 {
 	struct stat st;
 	char dir[PATH_MAX];
@@ -506,7 +501,6 @@ static int find_in(struct cg_hier *h, const char *mount, const char *parent, con
 	snprintf(h->mount, sizeof h->mount, "%s", mount);
 	snprintf(h->parent, sizeof h->parent, "%s", parent);
 	snprintf(h->dir, sizeof h->dir, "%s", dir);
-	snprintf(h->home, sizeof h->home, "%s", home);
 	return cg_hier_open(h) == 0;
 }
 
@@ -528,26 +522,26 @@ int cg_find(struct cg_box *cg, struct cg_layout *l, const char *name, pid_t sup)
 		if (base && strcmp(base + 1, supname) == 0) {
 			snprintf(p, sizeof p, "%s", m->self);
 			parent_of(p);
-			if (find_in(h, m->dir, p, m->self, boxname)) {
+			if (find_in(h, m->dir, p, boxname)) {
 				snprintf(cg->sup, sizeof cg->sup, "%s", m->self);
 				cg->place = CG_PLACE_V2_SELF;
 				goto found_v2;
 			}
 		}
-		if (join(p, m->dir, "kern.slice") == 0 && find_in(h, m->dir, p, m->self, boxname)) {
+		if (join(p, m->dir, "kern.slice") == 0 && find_in(h, m->dir, p, boxname)) {
 			cg->place = CG_PLACE_V2_ROOT;
 			goto found_v2;
 		}
 		if (cg_path(u, "%s/user.slice/user-%u.slice/user@%u.service/kern.slice", m->dir,
 			    (unsigned)uid, (unsigned)uid) == 0 &&
-		    find_in(h, m->dir, u, m->self, boxname)) {
+		    find_in(h, m->dir, u, boxname)) {
 			cg->place = CG_PLACE_V2_USER;
 			goto found_v2;
 		}
 		snprintf(p, sizeof p, "%s", m->self);
 		while (p[0] && strlen(p) > strlen(m->dir)) {
 			parent_of(p);
-			if (find_in(h, m->dir, p, m->self, boxname)) {
+			if (find_in(h, m->dir, p, boxname)) {
 				cg->place = CG_PLACE_V2_DELEGATED;
 				goto found_v2;
 			}
@@ -563,12 +557,10 @@ found_v2:
 		struct cg_hier *h = &cg->h[cg->nh];
 		char userdir[32];
 		snprintf(userdir, sizeof userdir, "kern/user-%u", (unsigned)uid);
-		int root = join(p, m->dir, "kern") == 0 && find_in(h, m->dir, p, m->self, boxname);
-		if (!root && !(join(p, m->dir, userdir) == 0 && find_in(h, m->dir, p, m->self, boxname)) &&
-		    !find_in(h, m->dir, m->self, m->self, boxname))
+		int root = join(p, m->dir, "kern") == 0 && find_in(h, m->dir, p, boxname);
+		if (!root && !(join(p, m->dir, userdir) == 0 && find_in(h, m->dir, p, boxname)) &&
+		    !find_in(h, m->dir, m->self, boxname))
 			continue;
-		if (!procs_writable(m->self))
-			memcpy(h->home, h->parent, sizeof h->home);
 		h->ctls = m->ctls;
 		cg->place = root && (cg->nh == 0 || cg->place == CG_PLACE_V1_ROOT) ? CG_PLACE_V1_ROOT
 										  : CG_PLACE_V1_DELEGATED;

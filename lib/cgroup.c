@@ -460,55 +460,27 @@ unsigned cg_enforced(const struct cg_box *cg)
 	return cg ? cg->enforced : 0;
 }
 
-static int write_procs(struct cg_box *cg, int upto, const char *value, int home)
+int cg_join(struct cg_box *cg)
 {
-	for (int i = 0; i < upto; i++) {
-		struct cg_hier *h = &cg->h[i];
-		int r;
-		if (home) {
-			int fd = open(h->home, O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (fd < 0)
-				return -1;
-			r = cg_write(fd, "cgroup.procs", value);
-			int saved = errno;
-			close(fd);
-			errno = saved;
-		} else {
-			r = cg_write(h->leaf_fd >= 0 ? h->leaf_fd : h->fd, "cgroup.procs", value);
-		}
+	if (!cg)
+		return 0;
+	for (int i = 0; i < cg->nh; i++) {
+		const struct cg_hier *h = &cg->h[i];
+		/* v1: this thread, by "0" in tasks, the one migration the kernel
+		 * makes without its global write lock (that lock waits for an RCU
+		 * grace period, 5-20 ms on an idle host); the caller is single
+		 * threaded, so this is the whole process. */
+		int r = cg->version == 1 ? cg_write(h->leaf_fd >= 0 ? h->leaf_fd : h->fd, "tasks", "0")
+					 : cg_write(h->fd, "cgroup.procs", "0");
 		if (r < 0)
 			return -1;
 	}
 	return 0;
 }
 
-int cg_enter(struct cg_box *cg)
+int cg_clone_fd(const struct cg_box *cg)
 {
-	if (!cg || cg->nh == 0)
-		return 0;
-	if (write_procs(cg, cg->nh, "0", 0) < 0) {
-		int saved = errno;
-		(void)write_procs(cg, cg->nh, "0", 1);
-		errno = saved;
-		return -1;
-	}
-	return 0;
-}
-
-int cg_leave(struct cg_box *cg)
-{
-	if (!cg || cg->nh == 0)
-		return 0;
-	return write_procs(cg, cg->nh, "0", 1);
-}
-
-int cg_attach(struct cg_box *cg, pid_t pid)
-{
-	char buf[24];
-	if (!cg || cg->nh == 0)
-		return 0;
-	snprintf(buf, sizeof buf, "%d", (int)pid);
-	return write_procs(cg, cg->nh, buf, 0);
+	return cg && cg->version == 2 && cg->nh > 0 ? cg->h[0].fd : -1;
 }
 
 int cg_oom_fd(struct cg_box *cg)

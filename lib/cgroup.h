@@ -48,14 +48,15 @@ int cg_byte1(const struct cg_box *cg);
  * cgroup2 view of §7.6). */
 int cg_is_v2(const struct cg_box *cg);
 
-/* Move the calling process into / back out of the box cgroup(s). The
- * supervisor enters, forks PID 1 and leaves at once (§2.5 step 12). Both
- * return 0 or -1 with errno; after a failed cg_leave() the supervisor is
- * still inside the box and must not let the workload run. */
-int cg_enter(struct cg_box *cg);
-int cg_leave(struct cg_box *cg);
-/* Put another process in (kern exec's own pid, egress processes). */
-int cg_attach(struct cg_box *cg, pid_t pid);
+/* Move the calling process, which must be single threaded, into the box
+ * cgroup(s): PID 1 first thing after it is forked or cloned (§2.5 step
+ * 12: the supervisor itself never enters, so an OOM group kill can never
+ * take it), kern exec's relay, the egress proxy. Returns 0 or -1 with
+ * errno. */
+int cg_join(struct cg_box *cg);
+/* v2: the box cgroup's descriptor, for clone3(CLONE_INTO_CGROUP), which
+ * places PID 1 at birth; -1 on v1 or uncapped (PID 1 then cg_join()s). */
+int cg_clone_fd(const struct cg_box *cg);
 
 /* A descriptor that becomes readable on a v1 OOM event (eventfd through
  * cgroup.event_control), or -1 when the kernel kills the group itself. */

@@ -120,11 +120,18 @@ static void proxy_child(const struct egress_config *cfg, int sock, pid_t parent)
 	struct rlimit rl;
 
 	setsid();
+	/* Charged to the box before it does anything (§9.1), while the box
+	 * cgroup's descriptors are still open. */
+	int charged = !cfg->cg || cg_join(cfg->cg) == 0, charge_errno = errno;
 	/* Keep only the control socket (as fd 3) and /dev/null as stdio: the
 	 * caller's pipes, KERN_STARTED_FD and KERN_ALIVE_FD must reach EOF
 	 * when the box ends, whatever this process does. */
 	if (sock != CTL_FD && dup3(sock, CTL_FD, O_CLOEXEC) < 0)
 		_exit(1);
+	if (!charged) {
+		errno = charge_errno;
+		child_fail("cannot charge the proxy to the box cgroup");
+	}
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
 		child_fail("open /dev/null");
@@ -206,12 +213,6 @@ int egress_start(const struct egress_config *cfg, int *ctl)
 		proxy_child(cfg, sv[1], parent);
 	}
 	close(sv[1]);
-	if (cfg->cg && cg_attach(cfg->cg, pid) < 0) {
-		int e = errno;
-		reap(pid);
-		close(sv[0]);
-		return failed("cannot charge the proxy to the box cgroup: %s", strerror(e));
-	}
 	ssize_t n = reply(sv[0], msg, sizeof msg - 1);
 	if (n == 1 && msg[0] == 'R') {
 		*ctl = held_ctl = sv[0];

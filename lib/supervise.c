@@ -1,8 +1,10 @@
 #include <errno.h>
+#include <linux/sched.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,11 +153,28 @@ static void tell_launcher(struct supervisor *s, struct run_state *r)
 	s->detach_fd = -1;
 }
 
-/* Fork semantics (no CLONE_VM, no new stack) into new namespaces. The C
- * library's record of the thread id is the supervisor's in the child:
- * PID 1 never uses it (no raise, abort or pthread calls). */
-static pid_t clone_pid1(int flags)
+/* PID 1, with fork semantics (no CLONE_VM, no new stack), into the
+ * namespaces of flags and, when cgroup_fd >= 0 (v2), straight into that
+ * cgroup (clone3 CLONE_INTO_CGROUP); *placed says whether it was. When
+ * that fails, for whatever reason, the plain clone's error or PID 1's own
+ * cg_join() says precisely what is wrong. The C library's record of the
+ * thread id is the supervisor's in the child: PID 1 never uses it (no
+ * raise, abort or pthread calls). */
+static pid_t clone_pid1(int flags, int cgroup_fd, int *placed)
 {
+	*placed = 0;
+	if (cgroup_fd >= 0) {
+		struct clone_args ca = {.flags = (uint64_t)(unsigned)flags | CLONE_INTO_CGROUP,
+					.exit_signal = SIGCHLD,
+					.cgroup = (uint64_t)cgroup_fd};
+		long pid = syscall(SYS_clone3, &ca, sizeof ca);
+		if (pid >= 0) {
+			*placed = 1;
+			return (pid_t)pid;
+		}
+	}
+	if (flags == 0)
+		return fork();
 	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, 0UL, 0UL, 0UL, 0UL);
 }
 
@@ -222,18 +241,18 @@ int supervise(struct supervisor *s)
 		sigaddset(&block, stop_signals[i]);
 	sigprocmask(SIG_BLOCK, &block, &orig);
 
-	/* 12: PID 1 is born inside the box cgroup; the supervisor leaves at once
-	 * so an OOM group kill can never take it. Cloned into its namespaces,
-	 * it is placed there by s->prepare() before it runs anything. */
-	if (!s->prepare && cg_enter(s->cg) < 0) {
-		setup_failed("cannot join the box cgroup: %s", strerror(errno));
-		alive_fail();
-		return EXIT_SETUP;
-	}
-	pid1 = s->prepare ? clone_pid1(s->clone_flags) : fork();
+	/* 12: PID 1 in the box cgroup before it runs anything, the supervisor
+	 * never in it, so an OOM group kill can never take the supervisor: on
+	 * v2 PID 1 is cloned into it, on v1 it moves itself there first thing
+	 * (cg_join). With s->prepare it is cloned into its namespaces too. */
+	int placed;
+	pid1 = clone_pid1(s->prepare ? s->clone_flags : 0, cg_clone_fd(s->cg), &placed);
 	if (pid1 == 0) {
 		close(status_p[0]);
 		close(report_p[0]);
+		diag_status_fd = status_p[1];
+		if (!placed && cg_join(s->cg) < 0)
+			step_fail("cannot join the box cgroup: %s", strerror(errno));
 		/* 16: die with the supervisor; if it is already gone, stop here. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		struct pollfd pp = {.fd = report_p[1], .events = POLLIN};
@@ -242,7 +261,6 @@ int supervise(struct supervisor *s)
 		sigprocmask(SIG_SETMASK, &orig, NULL);
 		if (s->started_fd >= 0)
 			close(s->started_fd);
-		diag_status_fd = status_p[1];
 		if (s->chain) {
 			set_cloexec(status_p[1], 0);
 			set_cloexec(report_p[1], 0);
@@ -251,14 +269,12 @@ int supervise(struct supervisor *s)
 		_exit(EXIT_SETUP);
 	}
 	int fork_errno = errno;
-	int left = 0;
 	if (!s->prepare) {
 		/* PID 1's setup is the critical path; the bookkeeping below is
 		 * not. A new child often lands on this CPU and would wait until
 		 * the supervisor next sleeps: let it run first (the scheduler
 		 * moves the supervisor to an idle CPU if there is one). */
 		sched_yield();
-		left = cg_leave(s->cg);
 	}
 	close(status_p[1]);
 	close(report_p[1]);
@@ -269,12 +285,6 @@ int supervise(struct supervisor *s)
 			setup_failed("fork PID 1: %s", strerror(fork_errno));
 		alive_fail();
 		return EXIT_SETUP;
-	}
-	if (left < 0) {
-		/* Still inside the box cgroup: an OOM group kill could take the
-		 * supervisor and lose the outcome. Never run the box like that. */
-		setup_failed("cannot leave the box cgroup after forking PID 1: %s", strerror(errno));
-		return abort_start(s, pid1);
 	}
 	/* PID 1 waits for its id maps and its cgroup. */
 	if (s->prepare && s->prepare(s, pid1) != 0)

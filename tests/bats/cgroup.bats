@@ -448,7 +448,7 @@ as_uid() {
 
 @test "no cgroup directory is left after 200 box cgroups and 40 boxes [rootless]" {
 	require_caps
-	# 200 through the same create/enter/leave/destroy code the supervisor
+	# 200 through the same create/destroy code the supervisor
 	# uses, then real boxes four at a time (CONC-1 runs 200 concurrent ones).
 	run "$H/cg-run" --name "$N" --cycles 200 --memory 64m --pids-limit 16 --cpus 0.5
 	assert_status 0

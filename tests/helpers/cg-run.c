@@ -14,8 +14,7 @@
  *                               (cg_open) instead of creating one
  *
  * LIMITS: --name N --memory S --pids-limit N --cpus C --cpuset L
- *         --require-limits --allow-uncapped --no-scope --stay (do not
- *         leave the box cgroup: a negative control) --record (print
+ *         --require-limits --allow-uncapped --no-scope --record (print
  *         cg_record) --open-record REC (kern exec: attach to REC) */
 #include <errno.h>
 #include <fcntl.h>
@@ -72,7 +71,7 @@ static int exec_in(const char *record, char **cmd)
 		fprintf(stderr, "cg-run: bad record\n");
 		return 125;
 	}
-	if (cg_attach(cg, getpid()) < 0) {
+	if (cg_join(cg) < 0) {
 		fprintf(stderr, "cg-run: attach: %s\n", strerror(errno));
 		return 125;
 	}
@@ -93,7 +92,7 @@ int main(int argc, char **argv)
 {
 	struct cg_limits req = {0};
 	const char *name = "cgrun", *record = NULL;
-	int i, show_only = 0, stay = 0, print_record = 0, open_only = 0;
+	int i, show_only = 0, print_record = 0, open_only = 0;
 	long cycles = 0;
 	uint64_t u;
 	unsigned long long n;
@@ -108,8 +107,6 @@ int main(int argc, char **argv)
 			show_only = 1;
 		else if (strcmp(a, "--open") == 0)
 			open_only = 1;
-		else if (strcmp(a, "--stay") == 0)
-			stay = 1;
 		else if (strcmp(a, "--record") == 0)
 			print_record = 1;
 		else if (strcmp(a, "--require-limits") == 0)
@@ -173,37 +170,21 @@ int main(int argc, char **argv)
 	}
 
 	int oomfd = cg_oom_fd(cg);
-	int ready[2];
-	if (pipe2(ready, O_CLOEXEC) < 0 || cg_enter(cg) < 0) {
-		fprintf(stderr, "cg-run: enter: %s\n", strerror(errno));
-		cg_destroy(cg);
-		return 125;
-	}
+	/* As the supervisor does: the child joins the box cgroup itself, the
+	 * parent never enters it. */
 	pid_t parent = getpid(), pid = fork();
 	if (pid == 0) {
-		char c;
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(125);
-		/* Wait until the supervisor is out of the box cgroup. */
-		close(ready[1]);
-		if (read(ready[0], &c, 1) != 1)
+		if (cg_join(cg) < 0) {
+			fprintf(stderr, "cg-run: join: %s\n", strerror(errno));
 			_exit(125);
+		}
 		execvp(argv[i + 1], argv + i + 1);
 		fprintf(stderr, "cg-run: exec %s: %s\n", argv[i + 1], strerror(errno));
 		_exit(127);
 	}
-	if (!stay && cg_leave(cg) < 0) {
-		fprintf(stderr, "cg-run: leave: %s\n", strerror(errno));
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		cg_destroy(cg);
-		return 125;
-	}
-	close(ready[0]);
-	if (write(ready[1], "g", 1) != 1)
-		return 125;
-	close(ready[1]);
 
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	int status = 0, oom_killed = 0;
