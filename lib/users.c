@@ -122,8 +122,11 @@ int user_resolve(int rootfd, const char *spec, struct lockdown *ld, char *why, s
 	}
 	ld->uid = (uid_t)uid;
 	ld->gid = (gid_t)gid;
-	ld->ngroups = 0;
-	/* Supplementary groups: every group listing the user by name. */
+	/* Supplementary groups as initgroups(3) makes them for a login (and
+	 * Docker for --user): the primary group, then every group listing the
+	 * user by name. */
+	ld->groups[0] = ld->gid;
+	ld->ngroups = 1;
 	for (const char *l = gr; *name && l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		char members[4096], gbuf[32];
 		unsigned long g;
@@ -135,7 +138,7 @@ int user_resolve(int rootfd, const char *spec, struct lockdown *ld, char *why, s
 			    (gid_t)g != ld->gid)
 				ld->groups[ld->ngroups++] = (gid_t)g;
 	}
-	ld->user_set = uid != 0 || gid != 0 || ld->ngroups > 0;
+	ld->user_set = uid != 0 || gid != 0 || ld->ngroups > 1;
 	rc = 0;
 out:
 	free(pw);

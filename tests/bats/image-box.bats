@@ -77,7 +77,7 @@ teardown() {
 	require_extractor
 	require_root
 	grep -q "^root:" /etc/subuid 2>/dev/null || skip "a non-root image User needs a subordinate id range for root in /etc/subuid"
-	run kern box b3 --image "$REG/busybox:user" --entrypoint "" -- id
+	run --separate-stderr kern box b3 --image "$REG/busybox:user" --entrypoint "" -- id
 	assert_status 0
 	[ "$output" = "uid=1000(app) gid=1000(app) groups=1000(app)" ]
 }
