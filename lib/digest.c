@@ -1,6 +1,10 @@
+#include <stdint.h>
 #include <string.h>
 
+#include <mbedtls/version.h>
+
 #include "digest.h"
+#include "sha256_x86.h"
 
 void sha256_begin(struct sha256 *h)
 {
@@ -8,15 +12,52 @@ void sha256_begin(struct sha256 *h)
 	(void)mbedtls_sha256_starts_ret(&h->ctx, 0);
 }
 
+/* Whole blocks go to the SHA instructions where the CPU has them; mbedtls
+ * fills a partial block first and keeps the tail. mbedtls 2.x leaves its
+ * context's fields public: the byte count in total[0] (low) and total[1]
+ * (high), the working variables in state. Returns the bytes consumed. */
+#if MBEDTLS_VERSION_MAJOR == 2
+static size_t feed_fast(mbedtls_sha256_context *c, const unsigned char *p, size_t n)
+{
+	size_t fill = c->total[0] & 63, lead = fill ? 64 - fill : 0;
+	if (n < lead + 64 || !sha256_x86_usable())
+		return 0;
+	(void)mbedtls_sha256_update_ret(c, p, lead);
+	size_t blocks = (n - lead) / 64;
+	sha256_x86_blocks(c->state, p + lead, blocks);
+	uint64_t total = ((uint64_t)c->total[1] << 32 | c->total[0]) + (uint64_t)blocks * 64;
+	c->total[0] = (uint32_t)total;
+	c->total[1] = (uint32_t)(total >> 32);
+	return lead + blocks * 64;
+}
+#else
+static size_t feed_fast(mbedtls_sha256_context *c, const unsigned char *p, size_t n)
+{
+	(void)c;
+	(void)p;
+	(void)n;
+	return 0;
+}
+#endif
+
 void sha256_feed(struct sha256 *h, const void *p, size_t n)
 {
-	(void)mbedtls_sha256_update_ret(&h->ctx, p, n);
+	size_t done = feed_fast(&h->ctx, p, n);
+	(void)mbedtls_sha256_update_ret(&h->ctx, done ? (const unsigned char *)p + done : p, n - done);
 }
 
 void sha256_end(struct sha256 *h, unsigned char sum[32])
 {
 	(void)mbedtls_sha256_finish_ret(&h->ctx, sum);
 	mbedtls_sha256_free(&h->ctx);
+}
+
+void sha256_peek(const struct sha256 *h, unsigned char sum[32])
+{
+	struct sha256 copy;
+	mbedtls_sha256_init(&copy.ctx);
+	mbedtls_sha256_clone(&copy.ctx, &h->ctx);
+	sha256_end(&copy, sum);
 }
 
 void sha256_sum(const void *p, size_t n, unsigned char sum[32])

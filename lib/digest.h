@@ -16,6 +16,8 @@ void sha256_begin(struct sha256 *h);
 void sha256_feed(struct sha256 *h, const void *p, size_t n);
 /* Writes the 32-byte sum and releases the context. */
 void sha256_end(struct sha256 *h, unsigned char sum[32]);
+/* The sum of what was fed so far; h goes on. */
+void sha256_peek(const struct sha256 *h, unsigned char sum[32]);
 void sha256_sum(const void *p, size_t n, unsigned char sum[32]);
 
 /* 1 if s is exactly "sha256:" + 64 lowercase hex. */

@@ -1,13 +1,13 @@
 /* Streaming gzip/zstd/plain decoding with the diff_id hash; see
  * layer_codec.h. */
 #include <errno.h>
-#include <mbedtls/sha256.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
 
+#include "digest.h"
 #include "layer_codec.h"
 
 /* zstd frames may ask for windows up to 2 GiB; 128 MiB (zstd's own default
@@ -31,7 +31,7 @@ struct layer_codec {
 	size_t zstd_hint;	/* 0 once the last frame is complete */
 	int done;
 	uint64_t silent;	/* compressed bytes read since the last output */
-	mbedtls_sha256_context sha;
+	struct sha256 sha;	/* the diff_id: the uncompressed stream */
 	char magic[16];
 };
 
@@ -118,8 +118,7 @@ struct layer_codec *codec_open(const struct layer_reader *r, char *why, size_t w
 	} else {
 		c->kind = CODEC_PLAIN;
 	}
-	mbedtls_sha256_init(&c->sha);
-	mbedtls_sha256_starts_ret(&c->sha, 0);
+	sha256_begin(&c->sha);
 	return c;
 }
 
@@ -241,7 +240,7 @@ ssize_t codec_read(struct layer_codec *c, unsigned char *buf, size_t len, char *
 		break;
 	}
 	if (n > 0) {
-		mbedtls_sha256_update_ret(&c->sha, buf, (size_t)n);
+		sha256_feed(&c->sha, buf, (size_t)n);
 		c->silent = 0;
 	}
 	return n;
@@ -249,11 +248,7 @@ ssize_t codec_read(struct layer_codec *c, unsigned char *buf, size_t len, char *
 
 void codec_diff_id(struct layer_codec *c, unsigned char out[32])
 {
-	mbedtls_sha256_context copy;
-	mbedtls_sha256_init(&copy);
-	mbedtls_sha256_clone(&copy, &c->sha);
-	mbedtls_sha256_finish_ret(&copy, out);
-	mbedtls_sha256_free(&copy);
+	sha256_peek(&c->sha, out);
 }
 
 enum layer_codec_kind codec_kind(const struct layer_codec *c)
@@ -273,6 +268,6 @@ void codec_free(struct layer_codec *c)
 	if (c->z_ready)
 		inflateEnd(&c->z);
 	ZSTD_freeDCtx(c->zd);
-	mbedtls_sha256_free(&c->sha);
+	mbedtls_sha256_free(&c->sha.ctx);
 	free(c);
 }

@@ -6,7 +6,7 @@ PULL_FUZZ_CC    ?= clang
 PULL_FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Ilib -fsanitize=fuzzer,address,undefined \
 		   -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 PULL_FUZZ_SECONDS ?= 60
-PULL_FUZZ_LIB := lib/json.c lib/manifest.c lib/sidecar.c lib/digest.c lib/imageref.c lib/cachekey.c \
+PULL_FUZZ_LIB := lib/json.c lib/manifest.c lib/sidecar.c lib/digest.c lib/sha256_x86.c lib/imageref.c lib/cachekey.c \
 		 lib/wwwauth.c
 PULL_FUZZERS  := $(B)/fuzz/pull_json $(B)/fuzz/pull_ref $(B)/fuzz/pull_wwwauth
 

@@ -7,6 +7,7 @@ FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -Ilib -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -fno-omit-frame-pointer
 UNPACK_FUZZ_LIB := lib/layer_stage.c lib/layer_commit.c lib/layer_codec.c lib/layer_pump.c lib/tar_scan.c \
+		lib/digest.c lib/sha256_x86.c \
 		lib/member_path.c lib/dirmap.c lib/tree.c lib/path.c
 UNPACK_FUZZERS  := $(B)/fuzz/fuzz_member_path $(B)/fuzz/fuzz_layer
 
