@@ -51,10 +51,10 @@ __attribute__((target("sha,ssse3,sse4.1"))) void sha256_x86_blocks(uint32_t stat
 	for (; blocks > 0; blocks--, p += 64) {
 		const __m128i abef_in = abef, cdgh_in = cdgh;
 		__m128i w[4];	/* w[q % 4]: schedule words 4q .. 4q+3 */
-		for (int i = 0; i < 4; i++)
+		for (size_t i = 0; i < 4; i++)
 			w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i)),
 						big_endian);
-		for (int q = 0; q < 16; q++) {
+		for (size_t q = 0; q < 16; q++) {
 			if (q >= 4) {
 				/* W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16];
 				 * w[q%4] still holds W[4q-16..], w[(q+1)%4] W[4q-12..],
