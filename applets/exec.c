@@ -42,7 +42,6 @@
 #include "report.h"
 #include "strv.h"
 #include "supervise.h"
-#include "testhook.h"
 #include "users.h"
 #include "xdg.h"
 
@@ -79,16 +78,11 @@ struct exec_args {
 	char **cmd;
 };
 
-/* The namespaces in the order of isolation.md §10 (boxns.h): user first,
- * so the others are joined with the box's own privilege. */
-#define nss box_ns
-#define NNS BOX_NS_COUNT
-
 struct exec_run {
 	struct exec_args *a;
 	struct box_record rec;
 	struct box_procs bp;
-	int nsfd[NNS];			/* -1 where the namespace is already ours */
+	int nsfd[BOX_NS_COUNT];	/* in box_ns order (boxns.h); -1 where the namespace is already ours */
 	struct cg_box *cg;
 	struct strv env;
 	struct lockdown ld;
@@ -254,9 +248,9 @@ static int refuse(int alive_fd, const char *fmt, ...)
 static int open_namespaces(struct exec_run *r)
 {
 	char path[64];
-	for (size_t i = 0; i < NNS; i++)
+	for (size_t i = 0; i < BOX_NS_COUNT; i++)
 		r->nsfd[i] = -1;
-	for (size_t i = 0; i < NNS; i++) {
+	for (size_t i = 0; i < BOX_NS_COUNT; i++) {
 		snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)r->rec.sup_pid, r->rec.nsfd[i]);
 		r->nsfd[i] = open(path, O_RDONLY | O_CLOEXEC);
 		if (r->nsfd[i] < 0)
@@ -269,24 +263,24 @@ static int open_namespaces(struct exec_run *r)
 		alive_x(r->alive_fd);
 		return EXIT_CLI;
 	}
-	for (size_t i = 0; i < NNS; i++) {
+	for (size_t i = 0; i < BOX_NS_COUNT; i++) {
 		struct stat theirs, ours;
 		snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)r->rec.sup_pid, r->rec.nsfd[i]);
 		if (r->nsfd[i] < 0)
 			return refuse(r->alive_fd, "open %s (the %s namespace of box '%s'): %s", path,
-				      nss[i].name, r->rec.name, strerror(errno));
-		if (ioctl(r->nsfd[i], NS_GET_NSTYPE) != nss[i].type)
+				      box_ns[i].name, r->rec.name, strerror(errno));
+		if (ioctl(r->nsfd[i], NS_GET_NSTYPE) != box_ns[i].type)
 			return refuse(r->alive_fd, "%s is not the %s namespace of box '%s'", path,
-				      nss[i].name, r->rec.name);
-		snprintf(path, sizeof path, "/proc/self/ns/%s", nss[i].name);
+				      box_ns[i].name, r->rec.name);
+		snprintf(path, sizeof path, "/proc/self/ns/%s", box_ns[i].name);
 		if (fstat(r->nsfd[i], &theirs) < 0 || stat(path, &ours) < 0)
 			return refuse(r->alive_fd, "stat %s: %s", path, strerror(errno));
 		if (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino) {
 			close(r->nsfd[i]);
 			r->nsfd[i] = -1;
-			if (nss[i].type & (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID))
+			if (box_ns[i].type & (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID))
 				return refuse(r->alive_fd, "box '%s' does not have its own %s namespace",
-					      r->rec.name, nss[i].name);
+					      r->rec.name, box_ns[i].name);
 		}
 	}
 	return 0;
@@ -386,7 +380,6 @@ static void __attribute__((noreturn)) command_main(struct exec_run *r)
 			refuse_inside(r, msg, 0);
 		}
 	}
-	test_phase("exec-command");
 	if (lockdown_apply(&r->ld, 1) != 0)
 		refuse_inside(r, "lockdown", 1);
 	if (!seccomp_installed())
@@ -437,12 +430,12 @@ static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t paren
 	cg_close(r->cg);
 	r->cg = NULL;
 	box_procs_close(&r->bp);
-	for (size_t i = 0; i < NNS; i++) {
+	for (size_t i = 0; i < BOX_NS_COUNT; i++) {
 		if (r->nsfd[i] < 0)
 			continue;
-		if (setns(r->nsfd[i], nss[i].type) < 0)
+		if (setns(r->nsfd[i], box_ns[i].type) < 0)
 			_exit(refuse(r->alive_fd, "setns into the %s namespace of box '%s': %s",
-				     nss[i].name, r->rec.name, strerror(errno)));
+				     box_ns[i].name, r->rec.name, strerror(errno)));
 		close(r->nsfd[i]);
 		r->nsfd[i] = -1;
 	}
@@ -492,7 +485,7 @@ static int run(struct exec_run *r)
 	}
 	close(status_p[1]);
 	close(relay_p[1]);
-	for (size_t i = 0; i < NNS; i++)
+	for (size_t i = 0; i < BOX_NS_COUNT; i++)
 		if (r->nsfd[i] >= 0)
 			close(r->nsfd[i]);
 	if (relay < 0)
@@ -573,7 +566,7 @@ static int exec_main(int argc, char **argv)
 		(void)write_all(r.alive_fd, "A", 1);
 	if (r.started_fd >= 0)
 		set_cloexec(r.started_fd, 1);
-	for (size_t i = 0; i < NNS; i++)
+	for (size_t i = 0; i < BOX_NS_COUNT; i++)
 		r.nsfd[i] = -1;
 	if ((rc = parse(argc, argv, &a))) {
 		alive_x(r.alive_fd);
@@ -587,7 +580,7 @@ static int exec_main(int argc, char **argv)
 	}
 	if ((rc = prepare(&r)) == 0)
 		rc = run(&r);
-	for (size_t i = 0; i < NNS; i++)
+	for (size_t i = 0; i < BOX_NS_COUNT; i++)
 		if (r.nsfd[i] >= 0)
 			close(r.nsfd[i]);
 	if (r.cg)
