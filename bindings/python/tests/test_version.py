@@ -1,0 +1,19 @@
+"""The package version is kern's version (lib/version.h), and the
+pyproject reads it from the package."""
+
+import re
+
+import kern_sandbox
+from conftest import PACKAGE_ROOT, TOP
+
+
+def test_version_matches_kern():
+    header = (TOP / "lib" / "version.h").read_text()
+    kern_version = re.search(r'#define KERN_VERSION "([^"]+)"', header).group(1)
+    assert kern_sandbox.__version__ == kern_version
+
+
+def test_pyproject_takes_the_version_from_the_package():
+    text = (PACKAGE_ROOT / "pyproject.toml").read_text()
+    assert 'version = {attr = "kern_sandbox._version.__version__"}' in text
+    assert 'dynamic = ["version"]' in text
