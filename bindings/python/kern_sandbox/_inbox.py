@@ -1,8 +1,8 @@
 """The sources of the scripts that run inside a box, as text.
 
-`_cell.py` (one notebook-style cell: rich results, tracebacks) and
-`_kernel_driver.py` (the kernel loop of spec 15.2) are never imported on the
-host; they are read here and handed to the box's own python3.
+`_cell.py` (one notebook-style cell: rich results, tracebacks),
+`_oneshot.py` (the one-shot runner of spec 15.1) and `_kernel_driver.py`
+(the kernel loop of spec 15.2) are never imported on the host; they are read here and handed to the box's own python3.
 """
 
 import os
@@ -33,3 +33,10 @@ def driver_source(out_cap: int, res_cap: int, hello: bool) -> str:
                                % (token, text.count(token)))
         text = text.replace(token, str(value))
     return cell_source() + "\n" + text
+
+
+def runner_source(cell: str, result: str, results_cap: int) -> str:
+    """The one-shot runner for one call: runs the box file `cell` and
+    writes its rich results (at most `results_cap` bytes) to `result`."""
+    header = "CELL = %r\nRESULT = %r\nRESULTS_CAP = %d\n" % (cell, result, int(results_cap))
+    return cell_source() + "\n" + header + "\n" + _read("_oneshot.py")

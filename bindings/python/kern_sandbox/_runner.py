@@ -1,37 +1,23 @@
-"""Host side of the in-box scripts: their source text, ready to write into
-the workspace (spec §15.1).
-
-The scripts live in ``_inbox/`` as ordinary files, so they can be read,
-linted and tested like any module; a box gets ``rich.py`` followed by the
-script, below a header that sets the paths and caps of this call.
+"""Host side of the one-shot runner (spec §15.1): its source for one call
+(``_inbox``: ``_cell.py`` + ``_oneshot.py``) and the results file it leaves.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from functools import lru_cache
 from typing import List
 
+from . import _inbox
 from .results import Result
 
 # The largest result file the host reads; the runner keeps below it.
 RESULTS_MAX = 64 << 20
-_HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_inbox")
 
 
-@lru_cache(maxsize=None)
-def inbox_source(name: str) -> str:
-    """The text of ``_inbox/<name>.py``."""
-    with open(os.path.join(_HERE, name + ".py"), encoding="utf-8") as f:
-        return f.read()
-
-
-def runner_source(cell: str, result: str, results_cap: int = RESULTS_MAX - 4096) -> str:
+def runner_source(cell: str, result: str) -> str:
     """The one-shot runner for one call: runs the file ``cell`` (a box
-    path) and writes rich results to ``result``."""
-    header = "import sys\nCELL = %r\nRESULT = %r\nRESULTS_CAP = %d\n\n" % (cell, result, results_cap)
-    return header + inbox_source("rich") + "\n\n" + inbox_source("runner")
+    path) and writes rich results to ``result`` (both box paths)."""
+    return _inbox.runner_source(cell, result, RESULTS_MAX - 4096)
 
 
 def parse_results(blob: bytes) -> List[Result]:
