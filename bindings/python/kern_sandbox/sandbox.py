@@ -15,7 +15,7 @@ import stat
 import tempfile
 import threading
 import weakref
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _pyc
 from ._argv import (DEPS, NET_HOST, NET_NONE, PYC_DIR, BoxRequest, box_argv, box_name,
@@ -38,6 +38,8 @@ PULL_TIMEOUT_S = 900
 SETUP_MIN_TIMEOUT_S = 120
 RECOVER_TIMEOUT_S = 30
 PIP_INSTALL = "pip install "
+# Receives a box's stop() as soon as its kern process exists.
+OnStart = Callable[[Callable[[], None]], None]
 PIP_TARGET = ("pip install --target /workspace/.deps --no-cache-dir "
               "--disable-pip-version-check ")
 
@@ -256,7 +258,7 @@ class Sandbox:
 
     def _box(self, command: Sequence[str], timeout_s: float,
              on_stdout: Optional[Callback] = None, on_stderr: Optional[Callback] = None,
-             **request: object) -> Captured:
+             on_start: Optional[OnStart] = None, **request: object) -> Captured:
         """Run one box to its end (or deadline) and return what it left."""
         env_file = self.env_file_path()
         try:
@@ -265,6 +267,8 @@ class Sandbox:
             argv = self.box_argv(req)
             box = BoxProcess(self._kern, argv, req.name, alive=True,
                              no_scope=not self.config.enforce_limits)
+            if on_start is not None:
+                on_start(box.stop)
             return collect(box, timeout_s=timeout_s, max_output_bytes=self.config.max_output_bytes,
                            on_stdout=on_stdout, on_stderr=on_stderr)
         finally:
@@ -282,12 +286,13 @@ class Sandbox:
 
     def _call(self, command: Sequence[str], timeout_s: Optional[float],
               on_stdout: Optional[Callback], on_stderr: Optional[Callback],
-              results_file: Optional[str] = None) -> ExecutionResult:
+              results_file: Optional[str] = None,
+              on_start: Optional[OnStart] = None) -> ExecutionResult:
         """One call: a fresh box, classified, with files and rich results."""
         limit = self.config.timeout_s if timeout_s is None else check_timeout(timeout_s)
         ws = self._workspace()
         before = ws.stamps() if self.config.track_files else {}
-        done = self._box(command, limit, on_stdout, on_stderr)
+        done = self._box(command, limit, on_stdout, on_stderr, on_start)
         return self.result(done, limit, before, results_file)
 
     def result(self, done: Captured, timeout_s: float, before: Dict[str, Tuple[int, int]],
@@ -318,8 +323,8 @@ class Sandbox:
     # -- the calls -----------------------------------------------------------
 
     def run_code(self, code: str, language: str = "python", *, timeout_s: Optional[float] = None,
-                 on_stdout: Optional[Callback] = None,
-                 on_stderr: Optional[Callback] = None) -> ExecutionResult:
+                 on_stdout: Optional[Callback] = None, on_stderr: Optional[Callback] = None,
+                 on_start: Optional[OnStart] = None) -> ExecutionResult:
         """Run ``code`` in a fresh, network-off box on the workspace.
 
         ``language``: "python" (rich results: a trailing expression,
@@ -327,6 +332,10 @@ class Sandbox:
         interpreter the image lacks gives an ``exec_failed`` fault.
         ``timeout_s`` overrides the session's limit for this call;
         ``on_stdout``/``on_stderr`` receive output chunks as they arrive.
+        ``on_start`` is called with a ``stop()`` function as soon as the
+        box's kern process exists: calling it (from any thread) stops the
+        box, and the call returns with a ``killed`` or ``timeout`` fault
+        (kern-mcp cancels requests with it).
         """
         if not isinstance(code, str):
             raise SandboxError("code must be a str, not %s" % type(code).__name__)
@@ -342,7 +351,7 @@ class Sandbox:
                 ws.create_scratch(run, runner_source("%s/%s" % (WORKSPACE, cell),
                                                      "%s/%s" % (WORKSPACE, res)).encode())
                 command = ["python3", "-u", "%s/%s" % (WORKSPACE, run)]
-                return self._call(command, timeout_s, on_stdout, on_stderr, res)
+                return self._call(command, timeout_s, on_stdout, on_stderr, res, on_start)
             finally:
                 ws.remove_scratch(cell, run, res)
         if "\0" in code:
@@ -350,26 +359,27 @@ class Sandbox:
         program = "node" if language == "node" else language
         if len(code.encode("utf-8", "surrogateescape")) <= ARGV_CODE_MAX:
             return self._call([program, "-e" if language == "node" else "-c", code], timeout_s,
-                              on_stdout, on_stderr)
+                              on_stdout, on_stderr, on_start=on_start)
         cell = ".cell-%s.%s" % (cid, "js" if language == "node" else "sh")
         ws.create_scratch(cell, code.encode("utf-8", "surrogateescape"))
         try:
             return self._call([program, "%s/%s" % (WORKSPACE, cell)], timeout_s, on_stdout,
-                              on_stderr)
+                              on_stderr, on_start=on_start)
         finally:
             ws.remove_scratch(cell)
 
     def run(self, argv: Sequence[str], *, timeout_s: Optional[float] = None,
-            on_stdout: Optional[Callback] = None,
-            on_stderr: Optional[Callback] = None) -> ExecutionResult:
+            on_stdout: Optional[Callback] = None, on_stderr: Optional[Callback] = None,
+            on_start: Optional[OnStart] = None) -> ExecutionResult:
         """Run a command (a non-empty list of str, never a shell string) in
-        a fresh, network-off box on the workspace."""
+        a fresh, network-off box on the workspace (``on_start``: see
+        run_code)."""
         if isinstance(argv, (str, bytes)) or not isinstance(argv, (list, tuple)) or not argv:
             raise SandboxError("argv must be a non-empty list of str (never a shell string)")
         for arg in argv:
             if not isinstance(arg, str) or "\0" in arg:
                 raise SandboxError("argv entries must be str without NUL, not %r" % (arg,))
-        return self._call(list(argv), timeout_s, on_stdout, on_stderr)
+        return self._call(list(argv), timeout_s, on_stdout, on_stderr, on_start=on_start)
 
     # -- workspace files -------------------------------------------------------
 
