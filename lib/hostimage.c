@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bindmount.h"
 #include "mountutil.h"
 #include "path.h"
 #include "report.h"
@@ -15,10 +16,13 @@
 
 static const char *const system_dirs[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"};
 
-/* What programs need from /etc to start, bound read-only when present. */
+/* What programs need from /etc to start, bound read-only when present.
+ * Of /etc/ssl only what verifying a certificate reads (OpenSSL's default
+ * CA file and directory, which Debian's /usr/lib/ssl points at, and its
+ * configuration): never ssl/private (OT-6). */
 static const char *const etc_binds[] = {"ld.so.cache", "ld.so.conf", "ld.so.conf.d",
-					"alternatives", "ssl", "ca-certificates", "localtime",
-					"os-release"};
+					"alternatives", "ssl/certs", "ssl/openssl.cnf",
+					"ca-certificates", "localtime", "os-release"};
 
 static void write_at(int dirfd, const char *root, const char *name, const char *text, mode_t mode)
 {
@@ -44,6 +48,15 @@ static void mirror(int rootfd, const char *root, const char *host, const char *r
 		if (n < 0)
 			step_fail("readlink %s: %s", host, strerror(errno));
 		target[n] = 0;
+		const char *slash = strrchr(rel, '/');
+		if (slash) {
+			char parent[64];
+			snprintf(parent, sizeof parent, "%.*s", (int)(slash - rel), rel);
+			int pfd = mkdir_beneath(rootfd, parent, 0755);
+			if (pfd < 0)
+				step_fail("mkdir %s/%s: %s", root, parent, strerror(errno));
+			close(pfd);
+		}
 		if (symlinkat(target, rootfd, rel) < 0)
 			step_fail("symlink %s/%s: %s", root, rel, strerror(errno));
 		return;
@@ -57,7 +70,10 @@ static void mirror(int rootfd, const char *root, const char *host, const char *r
 	if (tfd < 0)
 		step_fail("create %s/%s: %s", root, rel, strerror(errno));
 	snprintf(dst, sizeof dst, "%s/%s", root, rel);
-	if (bind_fd(sfd, tfd, dst, 1, &what) < 0)
+	/* Read-only throughout: a separate mount under /usr (/usr/local, say)
+	 * is as read-only as /usr itself (OT-3). */
+	const struct bind_opts ro = {.ro = 1};
+	if (bind_fd(sfd, tfd, dst, &ro, &what) < 0)
 		step_fail("%s %s on %s: %s", what, host, dst, strerror(errno));
 	close(sfd);
 	close(tfd);

@@ -41,35 +41,14 @@ static unsigned long locked_flags(const char *path)
 	return f;
 }
 
-int remount_ro(const char *path, unsigned long extra)
+int remount_bind(const char *path, unsigned long flags)
 {
-	return mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | extra | locked_flags(path),
-		     NULL);
+	return mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | flags | locked_flags(path), NULL);
 }
 
-int bind_fd(int srcfd, int dstfd, const char *dstpath, int ro, const char **what)
+int remount_ro(const char *path, unsigned long extra)
 {
-	char src[64], dst[64];
-	fd_path(srcfd, src, sizeof src);
-	fd_path(dstfd, dst, sizeof dst);
-	*what = "mount(MS_BIND)";
-	if (mount(src, dst, NULL, MS_BIND, NULL) < 0) {
-		if (errno != EINVAL)
-			return -1;
-		/* Locked submounts below the source refuse a partial copy. */
-		if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
-			return -1;
-	}
-	/* The descriptor names the dentry under the new mount, so the remount
-	 * goes through the path, which make_target() proved has no symlink and
-	 * which nothing else can change before the box runs. */
-	*what = "mount(MS_REMOUNT|MS_BIND)";
-	unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | locked_flags(dstpath);
-	if (ro)
-		flags |= MS_RDONLY;
-	if (mount(NULL, dstpath, NULL, flags, NULL) < 0)
-		return -1;
-	return 0;
+	return remount_bind(path, MS_RDONLY | extra);
 }
 
 int make_target(int rootfd, const char *dst, int is_dir)

@@ -9,13 +9,9 @@
 /* "/proc/self/fd/N" into buf. */
 const char *fd_path(int fd, char *buf, size_t len);
 
-/* Bind the object behind srcfd onto the object behind dstfd,
- * non-recursively (recursively only when the kernel refuses a partial
- * view of locked submounts), then remount with nosuid,nodev (+ro) and the
- * source's locked flags (the remount goes through dstpath, the same
- * object). Returns 0 or -1 with errno; *what names the
- * failing call. */
-int bind_fd(int srcfd, int dstfd, const char *dstpath, int ro, const char **what);
+/* Remount the mount at path with MS_BIND and flags added to the flags
+ * the kernel locks (a user namespace may not drop them: EPERM). */
+int remount_bind(const char *path, unsigned long flags);
 
 /* Remount the mount at path read-only, keeping its locked flags. */
 int remount_ro(const char *path, unsigned long extra);

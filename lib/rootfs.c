@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bindmount.h"
 #include "mountutil.h"
 #include "path.h"
 #include "report.h"
@@ -31,15 +32,22 @@ static void mount_root(const struct fs_config *c, const char *merged)
 		if (mount("tmpfs", merged, "tmpfs", NOSUID_NODEV, "mode=0755,size=16m") < 0)
 			step_fail("mount tmpfs on %s: %s", merged, strerror(errno));
 		return;
-	case ROOT_BIND:
+	case ROOT_BIND: {
+		/* Writable, and nosuid,nodev on every submount of DIR too. */
+		const struct bind_opts rw = {0};
+		const char *what;
 		lfd = open_nofollow_abs(c->lower);
 		if (lfd < 0)
 			step_fail("open %s: %s", c->lower, strerror(errno));
-		if (mount(fd_path(lfd, lo, sizeof lo), merged, NULL, MS_BIND, NULL) < 0 ||
-		    mount(NULL, merged, NULL, MS_REMOUNT | MS_BIND | NOSUID_NODEV, NULL) < 0)
-			step_fail("bind %s on %s: %s", c->lower, merged, strerror(errno));
+		ufd = open(merged, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (ufd < 0)
+			step_fail("open %s: %s", merged, strerror(errno));
+		if (bind_fd(lfd, ufd, merged, &rw, &what) < 0)
+			step_fail("%s %s on %s: %s", what, c->lower, merged, strerror(errno));
 		close(lfd);
+		close(ufd);
 		return;
+	}
 	case ROOT_OVERLAY:
 		break;
 	}
@@ -184,7 +192,8 @@ static void apply_binds(int rootfd, const char *root, const struct fs_config *c)
 			step_fail("bind target %s: %s%s", b->dst, strerror(errno),
 				  errno == ELOOP ? " (a component is a symlink in the box root)" : "");
 		snprintf(dst, sizeof dst, "%s%s", root, b->dst);
-		if (bind_fd(sfd, tfd, dst, b->ro, &what) < 0)
+		const struct bind_opts o = {.ro = b->ro};
+		if (bind_fd(sfd, tfd, dst, &o, &what) < 0)
 			step_fail("%s %s on %s: %s", what, b->src, b->dst, strerror(errno));
 		close(sfd);
 		close(tfd);
@@ -246,11 +255,9 @@ static void bind_devices(int rootfd, const char *root, const struct fs_config *c
 		if (tfd < 0)
 			step_fail("vgpio target %s: %s", p, strerror(errno));
 		snprintf(dst, sizeof dst, "%s%s", root, p);
-		/* A device bind must keep dev: bind_fd() would add nodev. */
-		char src[64], tgt[64];
-		what = "mount(MS_BIND)";
-		if (mount(fd_path(sfd, src, sizeof src), fd_path(tfd, tgt, sizeof tgt), NULL, MS_BIND,
-			  NULL) < 0)
+		/* A device bind must keep dev; it still gets nosuid. */
+		const struct bind_opts o = {.dev = 1};
+		if (bind_fd(sfd, tfd, dst, &o, &what) < 0)
 			step_fail("%s %s: %s", what, p, strerror(errno));
 		close(sfd);
 		close(tfd);

@@ -8,10 +8,19 @@
 
 #ifdef KERN_TEST_BUILD
 void test_phase(const char *phase);
+/* 1 when the environment variable `name` is set (to anything): a test
+ * asks the test build to take a path the host would not take, such as
+ * the fallback for a kernel without the new mount API. */
+int test_flag(const char *name);
 #else
 static inline void test_phase(const char *phase)
 {
 	(void)phase;
+}
+static inline int test_flag(const char *name)
+{
+	(void)name;
+	return 0;
 }
 #endif
 

@@ -1,0 +1,89 @@
+#!/usr/bin/env bats
+# kern box: binds that hold their flags below every submount, --image
+# host's /etc, /dev/shm and /dev/mqueue, -v sources created without
+# following symlinks (security-tests.md section 12: OT-3, OT-6, OT-9,
+# OT-10).
+load helper
+
+setup() { kern_private_dirs; }
+
+teardown() {
+	[ -z "${shared:-}" ] || rm -rf "$shared"
+}
+
+# A directory the test user can read, with a runtime directory of its own
+# inside ($shared/run); as_user runs a command as that user. As root only.
+shared_for_user() {
+	require_root
+	"$TREE/tests/helpers/test-user" >/dev/null
+	shared=$(mktemp -d /tmp/kern-mounts.XXXXXX)
+	chmod 755 "$shared"
+	install -d -o kerntest -m 700 "$shared/run"
+	"${as_user[@]}" "$KERN" --version >/dev/null 2>&1 ||
+		skip "kerntest cannot run $KERN (the tree is not world-readable; tests/run makes a readable copy)"
+}
+as_user=(runuser -u kerntest -- env -i PATH=/usr/bin:/bin)
+
+# The script that runs in a private mount namespace (unshare -m): the
+# submounts it makes never reach the host's table (MNT-13 runs alongside).
+ot3_script() {
+	cat <<EOF
+set -u
+mount -t tmpfs -o mode=1777 tmpfs '$shared/v/sub' || exit 99
+mount -t tmpfs -o mode=1777 tmpfs /usr/local || exit 99
+mount -t tmpfs -o mode=1777 tmpfs '$shared/r/sub' || exit 99
+box() { "\$@" --allow-uncapped -- sh -c '
+	for f in /v/sub/pwn-\$(hostname) /usr/local/pwn-\$(hostname); do (echo pwn > \$f) 2>/dev/null && echo "wrote \$f"; done
+	grep -E " /v/sub | /usr/local " /proc/self/mounts'; }
+echo "== root ro";  box '$KERN' box ot3a --image host -v '$shared/v:/v:ro'
+echo "== user ro";  box "\${as_user[@]}" XDG_RUNTIME_DIR='$shared/run' '$KERN' box ot3b --image host -v '$shared/v:/v:ro'
+echo "== root rw";  '$KERN' box ot3c --image host -v '$shared/v:/v' -- grep " /v/sub " /proc/self/mounts
+echo "== user rw";  "\${as_user[@]}" XDG_RUNTIME_DIR='$shared/run' '$KERN' box ot3d --allow-uncapped --image host -v '$shared/v:/v' -- grep " /v/sub " /proc/self/mounts
+echo "== root bind-rootfs"; '$KERN' box ot3g --rootfs '$shared/r' --bind-rootfs -- grep " /sub " /proc/self/mounts
+echo "== host"; ls -A '$shared/v/sub' /usr/local
+EOF
+}
+
+@test "OT-3: :ro binds and --image host's system dirs are ro,nosuid,nodev below every submount, rw binds and --bind-rootfs nosuid,nodev; root-run and user-run" {
+	shared_for_user
+	mkdir -p "$shared/v/sub"
+	chmod -R 755 "$shared/v"
+	cp -a "$(mkrootfs)" "$shared/r"; mkdir "$shared/r/sub"
+	run unshare -m --propagation private bash -c "as_user=(${as_user[*]}); $(ot3_script)"
+	echo "$output"
+	assert_status 0
+	refute_line_re '^wrote '
+	# Both submounts carry all three flags in every box, ro where asked.
+	[ "$(grep -c '^tmpfs /v/sub tmpfs ro,nosuid,nodev' <<<"$output")" = 2 ]
+	[ "$(grep -c '^tmpfs /usr/local tmpfs ro,nosuid,nodev' <<<"$output")" = 2 ]
+	[ "$(grep -c '^tmpfs /v/sub tmpfs rw,nosuid,nodev' <<<"$output")" = 2 ]
+	assert_line_re '^tmpfs /sub tmpfs rw,nosuid,nodev'
+	# Nothing reached the host's directories.
+	[ "$(sed -n '/^== host$/,$p' <<<"$output" | grep -c pwn)" = 0 ]
+}
+
+@test "OT-3: without the new mount API a bind with submounts is refused, naming it; one without still works" {
+	require_root
+	src=$BATS_TEST_TMPDIR/v; mkdir -p "$src/sub"
+	run --separate-stderr unshare -m --propagation private sh -c "
+		mount -t tmpfs tmpfs '$src/sub' &&
+		KERN_TEST_NO_MOUNT_API=1 '$KERN_T' box ot3e --image host -v '$src:/v:ro' -- touch /v/sub/pwn"
+	assert_status 125
+	[ "$stderr" = "kern: sandbox setup failed: making every submount read-only needs mount_setattr (Linux 5.12) for $src on /v: Function not implemented" ]
+	run --separate-stderr env KERN_TEST_NO_MOUNT_API=1 "$KERN_T" box ot3f --image host -v "$src:/v:ro" -- sh -c \
+		'grep " /v " /proc/self/mounts; touch /v/x'
+	assert_status 1
+	[[ $output == *" /v "*" ro,nosuid,nodev"* ]]
+	[[ $stderr == *"Read-only file system"* ]]
+}
+
+@test "OT-6: --image host's /etc/ssl holds certs and openssl.cnf only; TLS verification still finds the CAs [rootless]" {
+	run "$KERN" box ssl --image host -- sh -c 'ls -A /etc/ssl; ls /etc/ssl/private 2>&1; python3 -c "
+import ssl
+print(\"cas\", ssl.create_default_context().cert_store_stats()[\"x509_ca\"] > 0)"'
+	assert_status 0
+	[ "${lines[0]}" = certs ]
+	[ "${lines[1]}" = openssl.cnf ]
+	[[ ${lines[2]} == *"No such file or directory"* ]]
+	[ "${lines[3]}" = "cas True" ]
+}
