@@ -258,7 +258,20 @@ class _KernDriver:
             except Exception:
                 pass
 
+    def _warm_up(self):
+        # The first compile, capture pass and reply encoding of a fresh
+        # interpreter cost about a millisecond more than later ones: pay it
+        # here, before the host is told the kernel is ready. No cell has run.
+        self.capture.begin()
+        kern_run_cell("None\n", "<kern-warm-up>", {"__builtins__": _kern_builtins}, _KERN_RES_CAP)
+        self._flush()
+        self.capture.end()
+        _kern_json.dumps({"stdout": "", "stderr": "", "rc": 0, "results": [], "trunc": False},
+                         ensure_ascii=False)
+        _kern_linecache.cache.pop("<kern-warm-up>", None)
+
     def run(self):
+        self._warm_up()
         if _KERN_HELLO:
             _kern_send(self.ctl_out, self.ctl_lock, {"hello": 1})
         while True:

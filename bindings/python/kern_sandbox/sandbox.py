@@ -26,6 +26,8 @@ from ._locate import Kern, locate
 from ._runner import RESULTS_MAX, parse_results, runner_source
 from ._spawn import BoxProcess, Callback, Captured, collect, run_quiet
 from .errors import SandboxError
+from .kernel import Kernel
+from .pool import Pool
 from .faults import Observation, classify, split_stderr
 from .results import ExecutionResult, FileInfo
 from .rules import WORKSPACE, MountSpec
@@ -119,6 +121,9 @@ class Sandbox:
         self._pyc_dir: Optional[str] = None
         self._closed = False
         self._finalizer: Optional[weakref.finalize] = None
+        # Kernels and the prewarm pool: ended with the session.
+        self._children: "weakref.WeakSet[Kernel | Pool]" = weakref.WeakSet()
+        self._pool: Optional[Pool] = None
 
     # -- life cycle ------------------------------------------------------
 
@@ -161,10 +166,15 @@ class Sandbox:
             self._pyc_dir = _pyc.usable(cfg.image)
             if self._pyc_dir is None:
                 threading.Thread(target=self._build_pyc, name="kern-pyc", daemon=True).start()
+        if cfg.prewarm:
+            self._pool = Pool(self, cfg.prewarm)
+            self._children.add(self._pool)
 
     def close(self) -> None:
         """Delete a temporary workspace and the package's private files.
         The Sandbox cannot be used afterwards."""
+        for child in list(self._children):
+            child.close()
         with self._lock:
             self._closed = True
             if self._finalizer is not None:
@@ -343,6 +353,16 @@ class Sandbox:
             raise SandboxError("language must be one of %s, not %r" % (", ".join(LANGUAGES),
                                                                       language))
         ws = self._workspace()
+        if language == "python" and self._pool is not None and on_stdout is None \
+                and on_stderr is None:
+            limit = self.config.timeout_s if timeout_s is None else check_timeout(timeout_s)
+            pooled = self._pool.take(limit)
+            if pooled is not None:
+                before = ws.stamps() if self.config.track_files else {}
+                result = self._pool.serve(pooled, code, limit)
+                if self.config.track_files:
+                    result.files = ws.changes(before, ws.stamps())
+                return result
         cid = secrets.token_hex(4)
         if language == "python":
             cell, run, res = ".cell-%s.py" % cid, ".run-%s.py" % cid, ".res-%s.json" % cid
@@ -380,6 +400,19 @@ class Sandbox:
             if not isinstance(arg, str) or "\0" in arg:
                 raise SandboxError("argv entries must be str without NUL, not %r" % (arg,))
         return self._call(list(argv), timeout_s, on_stdout, on_stderr, on_start=on_start)
+
+    def kernel(self) -> Kernel:
+        """Start one warm python3 in a long-lived box: a ``Kernel``.
+
+        Cells run in the same interpreter, so in-memory state persists and
+        a cell costs well under a millisecond; they share one process and
+        one box. Use it as a context manager (``with sbx.kernel() as k:``)
+        or call ``k.close()``; the Sandbox closes it on exit. A box that
+        cannot start raises SandboxError.
+        """
+        k = Kernel(self)
+        self._children.add(k)
+        return k
 
     # -- workspace files -------------------------------------------------------
 

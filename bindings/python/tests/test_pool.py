@@ -1,0 +1,163 @@
+"""prewarm=N on real boxes (spec 13): served, refilled, one call per box,
+key and budget mismatches going cold, and nothing left behind."""
+
+import glob
+import os
+import subprocess
+import time
+
+import pytest
+
+import kern_sandbox as kern
+from kern_sandbox import pool as pool_mod
+from conftest import kern_ps
+
+
+def wait_ready(sbx, n, timeout=60):
+    deadline = time.monotonic() + timeout
+    while sbx._pool.ready_count() < n:
+        assert time.monotonic() < deadline, "the pool did not fill to %d" % n
+        time.sleep(0.05)
+
+
+def box_names(kern_bin):
+    return [n for n in kern_ps(kern_bin) if n.startswith("pysbx-")]
+
+
+def served_by_pool(sbx, code, **kw):
+    before = sbx._pool.served
+    r = sbx.run_code(code, **kw)
+    return r, sbx._pool.served == before + 1
+
+
+def test_a_prewarmed_box_serves_one_call_and_the_pool_refills(kern_bin):
+    with kern.Sandbox(image="host", prewarm=2) as sbx:
+        wait_ready(sbx, 2)
+        assert len(box_names(kern_bin)) == 2
+        r, pooled = served_by_pool(sbx, "import socket\nx = 1\nprint('hi')\nsocket.gethostname()")
+        assert pooled and r.success and r.stdout == "hi\n" and r.fault is None
+        first = r.results[0].text.strip("'")
+        # The next call gets another box: nothing of the first is there.
+        r, pooled = served_by_pool(sbx, "import socket\nprint(socket.gethostname())\nx")
+        assert pooled and r.exit_code == 1 and "NameError" in r.stderr
+        assert r.stdout.strip() != first
+        # The used boxes are gone from kern's registry (SIGKILL only: kern
+        # dropped them by itself), and the pool is full again.
+        deadline = time.monotonic() + 10
+        while first in box_names(kern_bin):
+            assert time.monotonic() < deadline, "kern kept the record of a killed pool box"
+            time.sleep(0.1)
+        wait_ready(sbx, 2)
+
+
+def test_pooled_results_match_a_one_shot_run(kern_bin):
+    code = ("import os, sys\nopen('made.txt', 'w').write('x')\nprint('out')\n"
+            "print('err', file=sys.stderr)\ndisplay(7)\n{'k': 1}")
+    with kern.Sandbox(image="host", prewarm=1) as sbx:
+        wait_ready(sbx, 1)
+        pooled, used = served_by_pool(sbx, code)
+        assert used
+        os.unlink(os.path.join(sbx.workspace, "made.txt"))
+        cold = sbx.run_code(code)
+        for r in (pooled, cold):
+            assert (r.stdout, r.code_stderr, r.exit_code, r.fault) == ("out\n", "err\n", 0, None)
+            assert [x.text for x in r.results] == ["7", "{'k': 1}"]
+            assert [(f.path, f.change) for f in r.files] == [("made.txt", "created")]
+
+
+def test_faults_in_a_pooled_box(kern_bin):
+    with kern.Sandbox(image="host", prewarm=1, memory_mb=64, timeout_s=20) as sbx:
+        wait_ready(sbx, 1)
+        r, pooled = served_by_pool(sbx, "while True: pass", timeout_s=1)
+        assert pooled and r.fault.type == "timeout" and r.exit_code == 137
+        wait_ready(sbx, 1)
+        r, pooled = served_by_pool(sbx, "b = bytearray(400 << 20)")
+        assert pooled and r.fault is not None and r.fault.type == "oom", r
+        wait_ready(sbx, 1)
+        r, pooled = served_by_pool(sbx, "import sys; sys.exit(3)")
+        assert pooled and r.exit_code == 3 and r.fault is None
+        wait_ready(sbx, 1)
+        # A clean exit of python3 is the call's own status, as for a one-shot run.
+        r, pooled = served_by_pool(sbx, "import os; os._exit(5)")
+        assert pooled and r.exit_code == 5 and r.fault is None
+
+
+def test_calls_that_do_not_fit_get_a_cold_box(kern_bin):
+    with kern.Sandbox(image="host", prewarm=1, timeout_s=10) as sbx:
+        wait_ready(sbx, 1)
+        # A deadline past the budget the box was started with.
+        r, pooled = served_by_pool(sbx, "print(1)", timeout_s=11)
+        assert r.stdout == "1\n" and not pooled
+        # Callbacks, and other languages, always start cold.
+        seen = []
+        r, pooled = served_by_pool(sbx, "print(2)", on_stdout=seen.append)
+        assert r.stdout == "2\n" and not pooled and "".join(seen) == "2\n"
+        r, pooled = served_by_pool(sbx, "echo 3", language="bash")
+        assert r.stdout == "3\n" and not pooled
+        # A shorter deadline fits.
+        r, pooled = served_by_pool(sbx, "print(4)", timeout_s=5)
+        assert r.stdout == "4\n" and pooled
+
+
+def test_a_changed_kern_environment_is_a_key_mismatch(kern_bin, monkeypatch):
+    with kern.Sandbox(image="host", prewarm=1) as sbx:
+        wait_ready(sbx, 1)
+        old = box_names(kern_bin)
+        monkeypatch.setenv("KERN_SECCOMP", "denylist")
+        r, pooled = served_by_pool(sbx, "print(1)")
+        assert r.stdout == "1\n" and not pooled
+        # The stale box was dropped; the refill is built with the new key.
+        wait_ready(sbx, 1)
+        assert not set(old) & set(box_names(kern_bin))
+        r, pooled = served_by_pool(sbx, "print(2)")
+        assert r.stdout == "2\n" and pooled
+
+
+def test_boxes_past_their_age_are_not_used(kern_bin, monkeypatch):
+    monkeypatch.setattr(pool_mod, "MAX_AGE_S", 2)
+    with kern.Sandbox(image="host", prewarm=1) as sbx:
+        wait_ready(sbx, 1)
+        first = box_names(kern_bin)
+        time.sleep(2.5)
+        # Expired: replaced by the worker, or refused at take.
+        wait_ready(sbx, 1)
+        assert not set(first) & set(box_names(kern_bin))
+
+
+def test_pool_leaves_nothing_behind(kern_bin):
+    runtime = os.path.join(os.environ["XDG_RUNTIME_DIR"], "kern")
+    names = []
+    with kern.Sandbox(image="host", prewarm=3) as sbx:
+        wait_ready(sbx, 3)
+        for _ in range(5):
+            r = sbx.run_code("import socket; print(socket.gethostname())")
+            assert r.success
+            names.append(r.stdout.strip())
+        names += box_names(kern_bin)
+    assert len(set(names)) == len(names)
+    assert not box_names(kern_bin)
+    # No record, no scratch and no cgroup of any of these boxes.
+    left = []
+    for name in names:
+        left += glob.glob(os.path.join(runtime, "instances", name + "*"))
+        left += glob.glob(os.path.join(runtime, "scratch", name + "-*"))
+        left += glob.glob("/sys/fs/cgroup/*/kern/**/kern-box-%s-*" % name, recursive=True)
+        left += glob.glob("/sys/fs/cgroup/unified/**/kern-box-%s-*" % name, recursive=True)
+    assert left == []
+    mounts = open("/proc/self/mountinfo").read()
+    assert not [n for n in names if n in mounts]
+    for name in names:
+        assert not subprocess.run(["pgrep", "-f", "box %s " % name], capture_output=True).stdout
+
+
+def test_the_pool_starts_nothing_without_prewarm(kern_bin):
+    with kern.Sandbox(image="host") as sbx:
+        assert sbx._pool is None
+        assert sbx.run_code("print(1)").stdout == "1\n"
+        assert not box_names(kern_bin)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "2"])
+def test_prewarm_is_checked(bad):
+    with pytest.raises(kern.SandboxError):
+        kern.Sandbox(image="host", prewarm=bad)
