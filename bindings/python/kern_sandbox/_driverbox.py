@@ -15,7 +15,7 @@ import select
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from . import _frames
 from ._locate import Kern

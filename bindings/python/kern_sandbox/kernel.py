@@ -25,7 +25,7 @@ from .results import ExecutionResult, FileInfo, Result, SandboxFault
 from .rules import WORKSPACE
 
 if TYPE_CHECKING:
-    from .sandbox import Sandbox
+    from .sandbox import OnStart, Sandbox
 
 # kern's --timeout of a kernel box: a day, plus the usual 5 s backstop.
 KERNEL_KERN_TIMEOUT = 86405
@@ -113,13 +113,17 @@ class Kernel:
 
     def run_code(self, code: str, timeout_s: Optional[float] = None, *,
                  on_stdout: Optional[Callback] = None,
-                 on_stderr: Optional[Callback] = None) -> ExecutionResult:
+                 on_stderr: Optional[Callback] = None,
+                 on_start: Optional[OnStart] = None) -> ExecutionResult:
         """Run ``code`` as the next cell of this interpreter.
 
         ``timeout_s`` overrides the Sandbox's limit for this cell; past it
         the kernel is killed (fault ``timeout``). ``on_stdout``/``on_stderr``
         receive output as it arrives (best-effort, as for Sandbox.run_code).
-        Raises SandboxError once the kernel is dead or closed.
+        ``on_start`` is called with a ``stop()`` function before the cell
+        is sent: calling it from another thread kills the kernel, and the
+        cell returns with a ``killed`` fault. Raises SandboxError once the
+        kernel is dead or closed.
         """
         if not isinstance(code, str):
             raise SandboxError("code must be a str, not %s" % type(code).__name__)
@@ -133,6 +137,8 @@ class Kernel:
             ws = self._sandbox._workspace()
             track = self._sandbox.config.track_files
             before = ws.stamps() if track else {}
+            if on_start is not None:
+                on_start(self._box.stop)
             cell = self._box.call(code, limit, on_stdout, on_stderr)
             if cell.reply is not None:
                 result = _from_reply(cell)

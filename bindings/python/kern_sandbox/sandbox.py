@@ -359,6 +359,8 @@ class Sandbox:
             pooled = self._pool.take(limit)
             if pooled is not None:
                 before = ws.stamps() if self.config.track_files else {}
+                if on_start is not None:
+                    on_start(pooled.box.kill)
                 result = self._pool.serve(pooled, code, limit)
                 if self.config.track_files:
                     result.files = ws.changes(before, ws.stamps())

@@ -117,6 +117,9 @@ def test_timeout_tears_the_kernel_down(sbx, kern_bin):
 def test_oom_is_reported_from_kerns_counters(kern_bin):
     with kern.Sandbox(image="host", memory_mb=64) as s, s.kernel() as k:
         k.run_code("keep = 1")
+        if "NOT enforced" in k._box.kern_stderr():
+            pytest.skip("this user has no cgroup to cap memory with (make check delegates one): "
+                        + k._box.kern_stderr()[:200])
         r = k.run_code("b = bytearray(400 << 20)")
         assert r.fault is not None and r.fault.type == "oom", r
         assert r.exit_code == 137 and "certain" in r.fault.message
@@ -219,3 +222,16 @@ def test_kernel_runs_on_the_registry_image(registry, kern_bin):
         r = k.run_code("v >= (3, 8)")
         assert r.results[0].text == "True", r
     assert os.environ.get("KERN_BIN") == kern_bin
+
+
+def test_on_start_stop_kills_the_kernel(sbx):
+    stops = []
+    with sbx.kernel() as k:
+        timer = threading.Timer(0.5, lambda: stops[0]())
+        timer.start()
+        t = time.monotonic()
+        r = k.run_code("import time; time.sleep(20)", on_start=stops.append)
+        timer.join()
+        assert time.monotonic() - t < 10
+        assert r.fault is not None and r.fault.type == "killed"
+        dead(k)
