@@ -188,14 +188,10 @@ class DriverBox:
             pass
         if self.box.wait(grace_s) is None:
             self.box.stop()
-            if self.box.wait(EXIT_WAIT_S) is None:
-                self.box.kill_group()
-                self.box.wait(None)
-        self._err_thread.join(EXIT_WAIT_S)
-        self.box.close()
+        self.reap_killed()
 
     def reap_killed(self) -> None:
-        """After kill(): reap kern and close every descriptor."""
+        """After kill() or stop(): reap kern and close every descriptor."""
         if self.box.wait(EXIT_WAIT_S) is None:
             self.box.kill_group()
             self.box.wait(None)
