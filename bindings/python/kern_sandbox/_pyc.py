@@ -22,7 +22,8 @@ import secrets
 import shutil
 import stat
 import sys
-from typing import Optional
+import threading
+from typing import Dict, Optional
 
 from ._argv import PYC_DIR
 from ._imagecache import HOST_IMAGE, canonical, ok_stamp, sidecar_head
@@ -31,6 +32,10 @@ from ._spawn import BoxProcess, collect
 from .workspace import remove_tree
 
 BUILD_TIMEOUT_S = 600
+# One build per image at a time in this process; sessions opened meanwhile
+# wait for it instead of compiling the same image again.
+_building: Dict[str, threading.Lock] = {}
+_building_lock = threading.Lock()
 # Compiles every directory of the image's sys.path into the prefix.
 COMPILE = (
     "import compileall, os, sys\n"
@@ -94,9 +99,16 @@ def build(kern: Kern, image: str, enforce_limits: bool = True) -> Optional[str]:
     a ``kern-sandbox:`` warning on stderr) when it cannot be built."""
     if image == HOST_IMAGE:
         return None
-    current = usable(image)
-    if current and valid_tree(current):
-        return current
+    with _building_lock:
+        lock = _building.setdefault(canonical(image), threading.Lock())
+    with lock:
+        current = usable(image)
+        if current and valid_tree(current):
+            return current
+        return _build(kern, image, enforce_limits)
+
+
+def _build(kern: Kern, image: str, enforce_limits: bool) -> Optional[str]:
     tree, id_file = _paths(image)
     os.makedirs(os.path.dirname(tree), mode=0o700, exist_ok=True)
     want = identity(image)

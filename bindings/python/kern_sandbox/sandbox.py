@@ -186,6 +186,8 @@ class Sandbox:
         return self._workspace().path
 
     def _workspace(self) -> Workspace:
+        if self._closed:
+            raise SandboxError("this Sandbox is closed")
         if self._ws is None:
             self.open()
         assert self._ws is not None

@@ -72,13 +72,17 @@ def kern_ps(kern):
 def registry():
     """The loopback registry of the bats suites (tests/helpers/fixtures.bash)
     holding the Python fixture image (Debian minbase + python3) as
-    127.0.0.1:PORT/kern-test/python:3. Yields the image reference."""
+    127.0.0.1:PORT/kern-test/python:3. Yields that reference; the same
+    image is also tagged pull-test and pyc-test, for the tests that need
+    an image nothing has pulled or compiled yet."""
     reg_dir = tempfile.mkdtemp(prefix="kern-pytest-reg-")
     script = (
         'set -e; . "$1/tests/helpers/fixtures.bash"\n'
         'd=$(fixture_python) || { echo "no-python-fixture"; exit 0; }\n'
         'registry_start "$2" >&2\n'
-        'registry_push "$d/python:latest" kern-test/python:3 v2s2\n'
+        'for tag in 3 pull-test pyc-test; do\n'
+        '    registry_push "$d/python:latest" kern-test/python:$tag v2s2\n'
+        'done\n'
         'echo "$REG_PORT $REG_PID"\n')
     out = subprocess.run(["bash", "-c", script, "fixtures", str(TOP), reg_dir],
                          capture_output=True, text=True, timeout=900)
@@ -97,3 +101,70 @@ def registry():
         except OSError:
             pass
         shutil.rmtree(reg_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def hostile(tmp_path_factory):
+    """tests/helpers/hostile-registry.py on a free loopback port; yields the port."""
+    d = tmp_path_factory.mktemp("hostile")
+    script = ('. "$1/tests/helpers/fixtures.bash"; hostile_start "$2" >&2 && '
+              'echo "$HOSTILE_PORT $HOSTILE_PID"')
+    out = subprocess.run(["bash", "-c", script, "fixtures", str(TOP), str(d)],
+                         capture_output=True, text=True, timeout=60)
+    words = out.stdout.split()
+    if len(words) != 2:
+        pytest.skip("hostile registry did not start: %s" % out.stderr[-400:])
+    try:
+        yield int(words[0])
+    finally:
+        try:
+            os.kill(int(words[1]), 15)
+        except OSError:
+            pass
+
+
+@pytest.fixture
+def sbx(kern_bin):
+    """A Sandbox on the built-in host image, closed after the test."""
+    import kern_sandbox
+    with kern_sandbox.Sandbox(image="host", timeout_s=20) as s:
+        yield s
+
+
+class KernSpy:
+    """A KERN_BIN wrapper that records each kern invocation (argv, a few
+    environment variables, stdin, the env-file's mode and content) and then
+    runs the real kern."""
+
+    def __init__(self, real, d):
+        self.log = d / "spy.log"
+        self.path = d / "kern"
+        self.path.write_text(
+            "#!/bin/sh\n"
+            "{ printf 'argv'; for a in \"$@\"; do printf ' [%%s]' \"$a\"; done; echo\n"
+            "  echo \"env KERN_NO_SCOPE=${KERN_NO_SCOPE-unset} KERN_STARTED_FD=${KERN_STARTED_FD-unset}"
+            " KERN_ALIVE_FD=${KERN_ALIVE_FD-unset}\"\n"
+            "  echo \"stdin $(readlink /proc/$$/fd/0)\"\n"
+            "  prev=; for a in \"$@\"; do if [ \"$prev\" = --env-file ]; then\n"
+            "    echo \"envfile $(stat -c %%a \"$a\") $(stat -c %%a \"$(dirname \"$a\")\")\"\n"
+            "    sed 's/^/envline /' \"$a\"; fi; prev=$a; done\n"
+            "} >> %s\n"
+            "exec %s \"$@\"\n" % (self.log, real))
+        self.path.chmod(0o755)
+
+    def lines(self):
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+    def box_argvs(self):
+        out = []
+        for line in self.lines():
+            if line.startswith("argv [box]"):
+                out.append(line[len("argv "):][1:-1].split("] ["))
+        return out
+
+
+@pytest.fixture
+def spy(kern_bin, tmp_path, monkeypatch):
+    s = KernSpy(os.path.realpath(kern_bin), tmp_path)
+    monkeypatch.setenv("KERN_BIN", str(s.path))
+    return s
