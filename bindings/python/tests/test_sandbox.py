@@ -223,7 +223,7 @@ def test_enforce_limits_default_sets_no_scope_variable(spy):
 
 def test_pull_on_enter_and_a_cached_image(registry, spy):
     from kern_sandbox._imagecache import cache_key, cache_root
-    registry = registry.replace(":3", ":pull-test")
+    registry = registry.rsplit(":", 1)[0] + ":pull-test"
     ok = os.path.join(cache_root(), cache_key(registry) + ".ok")
     with kern.Sandbox(image=registry, pyc_cache=False) as s:
         assert os.path.exists(ok)
@@ -239,7 +239,7 @@ def test_pull_on_enter_and_a_cached_image(registry, spy):
 
 def test_bytecode_cache(registry, spy):
     from kern_sandbox import _pyc
-    registry = registry.replace(":3", ":pyc-test")
+    registry = registry.rsplit(":", 1)[0] + ":pyc-test"
     with kern.Sandbox(image=registry) as s:
         deadline = time.monotonic() + 240
         while s._pyc_dir is None and time.monotonic() < deadline:
