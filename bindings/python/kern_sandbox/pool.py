@@ -18,16 +18,15 @@ started with, and the box is younger than 300 s.
 from __future__ import annotations
 
 import collections
-import hashlib
 import os
 import queue
-import subprocess
 import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Deque, List, Optional
 
 from . import _frames, _inbox
+from ._boxkey import config_key
 from ._driverbox import RESULTS_CAP, Cell, Death, DriverBox, classify_death
 from ._spawn import run_quiet
 from .faults import split_stderr
@@ -38,18 +37,17 @@ if TYPE_CHECKING:
 
 MAX_AGE_S = 300
 HELLO_TIMEOUT_S = 120
-# kern --timeout of a pooled box: its whole life, then the call's deadline.
-def kern_timeout(budget_s: float) -> int:
-    return MAX_AGE_S + int(budget_s) + 5
-
-
-PROBE_NAME = "kern-fingerprint-probe"
-PROBE_TIMEOUT_S = 30
 RECOVER_TIMEOUT_S = 30
 # Backoff when boxes fail to start (an image without python3, a kern that
 # refuses the configuration): the pool must not spin.
 BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
+
+
+def kern_timeout(budget_s: float) -> int:
+    """kern's --timeout of a pooled box: its whole life, then the call's
+    deadline, then the usual 5 s backstop."""
+    return MAX_AGE_S + int(budget_s) + 5
 
 
 @dataclass
@@ -90,42 +88,6 @@ class Pool:
             if box is None:
                 return
             box.reap_killed()
-
-    # -- the key -------------------------------------------------------------
-
-    def key(self, budget_s: float) -> str:
-        """sha256 of what makes a box this session's: the dry argv (name,
-        env-file path and command left out, the env-file's lines in), the
-        limit enforcement switch, every KERN_* variable but KERN_BIN, and
-        kern's --show-config of the box when profiles are in use."""
-        sbx = self._sbx
-        req = sbx.box_request(["<cell>"], budget_s, name="<name>", env_file="<env-file>",
-                              kern_timeout=0)
-        h = hashlib.sha256()
-        argv = [sbx._kern.path, "%d.%d.%d" % sbx._kern.version] + sbx.box_argv(req)
-        for part in argv + ["--enforce-limits=%d" % sbx.config.enforce_limits,
-                            sbx.env_lines(req.pyc_dir is not None)]:
-            h.update(part.encode("utf-8", "surrogateescape") + b"\0")
-        for name in sorted(os.environ):
-            if name.startswith("KERN_") and name != "KERN_BIN" and os.environ[name]:
-                h.update(("%s=%s" % (name, os.environ[name])).encode("utf-8", "surrogateescape")
-                         + b"\0")
-        if sbx.config.profiles:
-            h.update(self._fingerprint(budget_s))
-        return h.hexdigest()
-
-    def _fingerprint(self, budget_s: float) -> bytes:
-        # kern resolves profile tokens from kern.toml, which can change
-        # under a running session: its own view is part of the key.
-        sbx = self._sbx
-        req = sbx.box_request(["true"], budget_s, name=PROBE_NAME, extra=("--show-config",),
-                              kern_timeout=0)
-        try:
-            out = subprocess.run([sbx._kern.path] + sbx.box_argv(req), stdin=subprocess.DEVNULL,
-                                 capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            return b"probe failed"
-        return b"%d\0%s\0%s" % (out.returncode, out.stdout, out.stderr)
 
     # -- filling ---------------------------------------------------------------
 
@@ -174,7 +136,7 @@ class Pool:
         cfg = sbx.config
         budget = cfg.timeout_s
         try:
-            key = self.key(budget)
+            key = config_key(sbx, budget)
         except Exception:   # the Sandbox is closing under us
             return []
         source = _inbox.driver_source(cfg.max_output_bytes, RESULTS_CAP, True)
@@ -211,7 +173,7 @@ class Pool:
         with self._cv:
             if self._closed or not self._ready:
                 return None
-        key = self.key(self._sbx.config.timeout_s)
+        key = config_key(self._sbx, self._sbx.config.timeout_s)
         now = time.monotonic()
         with self._cv:
             stale = [b for b in self._ready if b.key != key]

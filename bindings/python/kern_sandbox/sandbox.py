@@ -28,6 +28,7 @@ from ._spawn import BoxProcess, Callback, Captured, collect, run_quiet
 from .errors import SandboxError
 from .kernel import Kernel
 from .pool import Pool
+from .resident import Resident
 from .faults import Observation, classify, split_stderr
 from .results import ExecutionResult, FileInfo
 from .rules import WORKSPACE, MountSpec
@@ -88,13 +89,22 @@ class Sandbox:
     egress_allow (None)  domains calls may reach through kern's proxy
     env (None)           extra box environment {name: value}
     user (None)          box account; None: the image's USER
+    prewarm (0)          keep N boxes started ahead, each a booted python3 that
+                         has run nothing; a Python call without callbacks takes
+                         one (then it is destroyed: one call per box) and a
+                         worker thread starts the next. Covers a burst, not a rate
+    persist (False)      one resident box per workspace, reused by every call
+                         through `kern exec`: processes and /tmp live on between
+                         calls; a named workspace keeps it for the next session
+                         (up to an hour) until destroy(). Not with prewarm
     pyc_cache (True)     share compiled bytecode per image (not for "host")
     track_files (True)   compute ExecutionResult.files
 
     Use it as a context manager (``with Sandbox() as sbx:``) or call
     ``close()``; a temporary workspace is also removed when the object is
     collected. Methods: run_code, run, write_file, read_file, list_files,
-    snapshot, restore.
+    snapshot, restore, kernel (one warm interpreter: state across cells),
+    destroy (persist=True: stop the resident box).
     """
 
     def __init__(self, *, image: str = "python:3.12-slim", setup: Optional[str] = None,
@@ -114,6 +124,9 @@ class Sandbox:
         args = dict(locals())
         del args["self"]
         self.config: SandboxConfig = make_config(args)
+        if self.config.persist and self.config.prewarm:
+            raise SandboxError("persist=True reuses one resident box; prewarm=N starts a box per "
+                               "call: choose one")
         self._kern: Kern = locate()
         self._lock = threading.Lock()
         self._ws: Optional[Workspace] = None
@@ -124,6 +137,7 @@ class Sandbox:
         # Kernels and the prewarm pool: ended with the session.
         self._children: "weakref.WeakSet[Kernel | Pool]" = weakref.WeakSet()
         self._pool: Optional[Pool] = None
+        self._resident: Optional[Resident] = None
 
     # -- life cycle ------------------------------------------------------
 
@@ -169,12 +183,17 @@ class Sandbox:
         if cfg.prewarm:
             self._pool = Pool(self, cfg.prewarm)
             self._children.add(self._pool)
+        if cfg.persist:
+            self._resident = Resident(self)
 
     def close(self) -> None:
         """Delete a temporary workspace and the package's private files.
         The Sandbox cannot be used afterwards."""
         for child in list(self._children):
             child.close()
+        # A temporary workspace goes now: so does the box that binds it.
+        if self._resident is not None and self.config.workspace is None:
+            self._resident.destroy()
         with self._lock:
             self._closed = True
             if self._finalizer is not None:
@@ -304,6 +323,9 @@ class Sandbox:
         limit = self.config.timeout_s if timeout_s is None else check_timeout(timeout_s)
         ws = self._workspace()
         before = ws.stamps() if self.config.track_files else {}
+        if self._resident is not None:
+            done = self._resident.run(command, limit, on_stdout, on_stderr, on_start)
+            return self.result(done, limit, before, results_file, resident_exec=True)
         done = self._box(command, limit, on_stdout, on_stderr, on_start)
         return self.result(done, limit, before, results_file)
 
@@ -417,6 +439,14 @@ class Sandbox:
         k = Kernel(self)
         self._children.add(k)
         return k
+
+    def destroy(self) -> None:
+        """With persist=True: stop the resident box (``kern stop``); the
+        next call starts a new one. A named workspace's resident box
+        otherwise outlives the Sandbox (up to an hour), for the next
+        session with the same configuration. Without persist: nothing."""
+        if self._resident is not None:
+            self._resident.destroy()
 
     # -- workspace files -------------------------------------------------------
 

@@ -51,6 +51,11 @@ def pytest_report_header(config):
 def pytest_sessionfinish(session, exitstatus):
     kern = os.environ.get("KERN_BIN")
     if kern:
+        # A box still running here (a resident box a failed test left, for
+        # one) would outlive its runtime dir, out of kern's reach.
+        for name in kern_ps(kern):
+            subprocess.run([kern, "stop", name], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, check=False, timeout=30)
         subprocess.run([kern, "recover"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        check=False)
     subprocess.run(["rm", "-rf", "--one-file-system", _PRIVATE], check=False)
