@@ -16,12 +16,13 @@ import re
 from typing import Any, List, Optional, Sequence
 
 # ESC-introduced sequences (ECMA-48): CSI with parameters, OSC/DCS/PM/APC/SOS
-# strings up to BEL or ST (or the end, when unterminated), and two-byte
-# escapes with optional intermediates. C1 CSI (0x9b) likewise.
+# strings up to BEL or ST (an unterminated one up to the end of its line,
+# so it cannot swallow the rest of the output), and two-byte escapes with
+# optional intermediates. Single 8-bit C1 codes are removed as controls
+# below: a UTF-8 terminal does not read them as sequence introducers.
 _ESCAPES = re.compile(
     r"\x1b\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
-    r"|\x9b[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
-    r"|(?:\x1b[\]P^_X]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[\]P^_X][^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
     r"|\x1b[\x20-\x2f]*[\x30-\x7e]?"
 )
 # Remaining C0 (but TAB and LF), DEL, C1, and the invisible bidirectional
