@@ -86,15 +86,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args:
         print(f"kern-mcp: unknown argument {args[0]!r} (try --help)", file=sys.stderr)
         return 2
+    from .server import Server
+    from .session import Session, check_settings
+
     try:
         settings = Settings.from_env(os.environ)
+        check_settings(settings)
     except SettingsError as e:
         print(f"kern-mcp: {e}", file=sys.stderr)
         return 2
     if settings.quiet:
         os.environ["KERN_QUIET"] = "1"
-    from .server import Server
-    from .session import Session
 
     proto_in, proto_out = _private_stdio()
     for sig in (signal.SIGTERM, signal.SIGHUP):

@@ -11,6 +11,9 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Optional, Tuple
 
+from ..errors import SandboxError
+from ..rules import check_domain
+
 DEFAULT_IMAGE = "python:3.12-slim"
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_TIMEOUT_S = 60.0
@@ -19,7 +22,6 @@ MAX_TIMEOUT_S = 86400.0
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
-_DOMAIN = re.compile(r"^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$")
 
 
 class SettingsError(ValueError):
@@ -107,9 +109,7 @@ def _list(value: Optional[str]) -> Tuple[str, ...]:
 
 
 def _domains(value: Optional[str]) -> Tuple[str, ...]:
-    names = _list(value)
-    for d in names:
-        if not _DOMAIN.match(d):
-            raise SettingsError(f"KERN_MCP_INSTALL_ALLOW: {d!r} is not a domain name "
-                                "(letters, digits and hyphens, at least one dot)")
-    return tuple(d.lower() for d in names)
+    try:
+        return tuple(check_domain(d) for d in _list(value))
+    except SandboxError as e:
+        raise SettingsError(f"KERN_MCP_INSTALL_ALLOW: {e}") from None
