@@ -168,33 +168,27 @@ def run_code(result: Any, structured: bool) -> Dict[str, Any]:
     return reply
 
 
-def read_file(path: str, data: bytes, size: int) -> Dict[str, Any]:
-    """``data`` is at most READ_CAP_BYTES of a file of ``size`` bytes."""
+def read_file(path: str, data: bytes) -> Dict[str, Any]:
+    """A whole file (at most READ_CAP_BYTES: the Sandbox refuses more)."""
     mime = sniff_image(data)
-    if mime is not None and len(data) == size:
+    if mime is not None:
         encoded = base64.b64encode(data).decode("ascii")
         if len(encoded) <= IMAGE_CAP:
             return {"content": [{"type": "image", "data": encoded, "mimeType": mime}],
                     "isError": False}
-        return tool_error(f"{mt.escape_name(path)} is a {mime} of {size} bytes, over the "
+        return tool_error(f"{mt.escape_name(path)} is a {mime} of {len(data)} bytes, over the "
                           f"{IMAGE_CAP}-character image cap of one reply")
     try:
         body = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        if len(data) < size and e.start >= len(data) - 3:
-            body = data[:e.start].decode("utf-8")  # a character cut by the read cap
-        else:
-            return {"content": [text(f"{mt.escape_name(path)} is a binary file of {size} "
-                                     "bytes; read_file shows text and images only.")],
-                    "isError": False}
-    notes = []
-    if len(data) < size:
-        notes.append(f"[omitted: read the first {len(data)} of {size} bytes]")
+    except UnicodeDecodeError:
+        return {"content": [text(f"{mt.escape_name(path)} is a binary file of {len(data)} "
+                                 "bytes; read_file shows text and images only.")],
+                "isError": False}
     body = mt.clean(body)
     if len(body) > READ_TEXT_CAP:
-        notes.append(f"[omitted: cut to {READ_TEXT_CAP} of {len(body)} characters]")
-        body = mt.cut_to_fit(body, READ_TEXT_CAP)
-    return {"content": [text("\n".join([body] + notes) if notes else body)], "isError": False}
+        body = mt.cut_to_fit(body, READ_TEXT_CAP - 80) + \
+            f"\n[omitted: cut to {READ_TEXT_CAP} of {len(body)} characters]"
+    return {"content": [text(body)], "isError": False}
 
 
 def list_files(infos: Sequence[Any]) -> Dict[str, Any]:
