@@ -143,12 +143,13 @@ def kern_mcp_command() -> List[str]:
 class StdioPeer(_Base):
     """The real kern-mcp in a child process, stdin and stdout as pipes."""
 
-    def __init__(self, env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None) -> None:
+    def __init__(self, env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
+                 argv: Optional[List[str]] = None) -> None:
         self.notes = []
         full = dict(os.environ)
         full["PYTHONPATH"] = BINDINGS + os.pathsep + full.get("PYTHONPATH", "")
         full.update(env or {})
-        self.proc = subprocess.Popen(kern_mcp_command(), stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen(argv or kern_mcp_command(), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env=full, cwd=cwd)
         assert self.proc.stdout is not None
