@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mcp_peer import Peer  # noqa: E402
 
+from kern_sandbox.mcp import server as server_module  # noqa: E402
 from kern_sandbox.mcp import tools  # noqa: E402
 from kern_sandbox.mcp.framing import MAX_FRAME, FrameReader, Oversize  # noqa: E402
 from kern_sandbox.mcp.settings import Settings  # noqa: E402
@@ -372,11 +373,14 @@ def test_a_request_id_still_in_flight_is_refused(peer):
 # -- progress and cancellation ---------------------------------------------
 
 @pytest.mark.parametrize("version,message", [("2024-11-05", False), ("2025-11-25", True)])
-def test_progress_notifications_while_a_call_runs_and_none_after_the_reply(version, message):
+def test_progress_notifications_while_a_call_runs_and_none_after_the_reply(version, message,
+                                                                          monkeypatch):
+    # Every 0.5 s here (2 s in the server; test_mcp_stdio checks that one).
+    monkeypatch.setattr(server_module, "PROGRESS_INTERVAL_S", 0.5)
     p = Peer(Scripted())
     try:
         p.initialize(version)
-        reply = p.call(1, "run_code", {"code": "sleep 5.2"}, meta={"progressToken": "tok"})
+        reply = p.call(1, "run_code", {"code": "sleep 1.6"}, meta={"progressToken": "tok"})
         assert _ok(reply)["isError"] is False
         progress = [n for n in p.notes if n["method"] == "notifications/progress"]
         assert len(progress) >= 2, p.notes
@@ -384,14 +388,15 @@ def test_progress_notifications_while_a_call_runs_and_none_after_the_reply(versi
         assert values == sorted(set(values))  # strictly increasing
         assert all(n["params"]["progressToken"] == "tok" for n in progress)
         assert all(("message" in n["params"]) == message for n in progress)
-        p.silent(2.5)  # nothing for that token after the reply
+        p.silent(1.5)  # nothing for that token after the reply
     finally:
         p.close()
 
 
-def test_no_progress_without_a_token(peer):
+def test_no_progress_without_a_token(peer, monkeypatch):
+    monkeypatch.setattr(server_module, "PROGRESS_INTERVAL_S", 0.5)
     peer.initialize()
-    peer.call(1, "run_code", {"code": "sleep 2.5"})
+    peer.call(1, "run_code", {"code": "sleep 1.6"})
     assert peer.notes == []
 
 
