@@ -465,3 +465,45 @@ def test_the_probe_reads_an_image_root_and_says_when_it_could_not(tmp_path, monk
     assert interpreters.probe("not-cached.example/x:1", None) == (
         ("python", "bash", "sh", "node"), False)
     assert time.monotonic() - t0 < 1
+
+
+# -- KERN_MCP_KERNEL=1 ---------------------------------------------------------
+
+def test_warm_kernel_keeps_state_and_starts_again_after_a_fault(server, kern_bin):
+    p = server(KERN_MCP_KERNEL="1")
+    assert ok(p.call(1, "run_code", {"code": "x = 41\nimport os\npid = os.getpid()"}))[
+        "isError"] is False
+    assert text_of(ok(p.call(2, "run_code", {"code": "x + 1"}))) == \
+        "[result: text/plain]\n42\n[exit 0]"
+    boxes = kern_ps(kern_bin)
+    assert len(boxes) == 1  # the kernel's box, between cells
+    # Other languages still run in a fresh box each call: the shell is the
+    # first process after the box's init.
+    assert text_of(ok(p.call(3, "run_code", {"code": "echo $$", "language": "sh"}))) == \
+        "2\n[exit 0]"
+    res = ok(p.call(4, "run_code", {"code": "while True: pass", "timeout_s": 1}))
+    assert res["structuredContent"]["fault"]["type"] == "timeout"
+    assert kern_ps(kern_bin) == []  # that kernel is gone
+    res = ok(p.call(5, "run_code", {"code": "print(x)"}))
+    assert res["isError"] is True and "NameError" in text_of(res)
+    assert text_of(ok(p.call(6, "run_code", {"code": "y = 1; y + 1"}))).startswith(
+        "[result: text/plain]\n2")
+    assert kern_ps(kern_bin) != boxes
+
+
+def test_cancelling_a_warm_kernel_cell_stops_its_box(server, kern_bin):
+    p = server(KERN_MCP_KERNEL="1")
+    p.call(1, "run_code", {"code": "x = 1"})
+    assert len(kern_ps(kern_bin)) == 1
+    p.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "run_code", "arguments": {"code": "import time; time.sleep(30)"}}})
+    time.sleep(1)
+    t0 = time.monotonic()
+    p.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+    while kern_ps(kern_bin) and time.monotonic() - t0 < 10:
+        time.sleep(0.05)
+    assert kern_ps(kern_bin) == []
+    assert time.monotonic() - t0 < 6
+    res = ok(p.call(3, "run_code", {"code": "print('fresh', 'x' in dir())"}))
+    assert text_of(res) == "fresh False\n[exit 0]"
+    p.silent(0.5)  # still no reply for 2

@@ -13,6 +13,7 @@ request is never answered.
 
 from __future__ import annotations
 
+import queue
 import sys
 import threading
 import time
@@ -124,6 +125,50 @@ class _Batch:
 Reply = Callable[[Optional[Dict[str, Any]]], None]
 
 
+class _Workers:
+    """Daemon threads that run requests, kept for reuse: starting a thread
+    per request cost more than the rest of a warm kernel cell's round trip.
+    A new thread starts only when none is idle, so at most ``limit`` (the
+    in-flight cap) ever exist. Daemon, so a signal ends the process at once
+    once the boxes in flight are stopped."""
+
+    def __init__(self, limit: int) -> None:
+        self._queue: "queue.SimpleQueue[Callable[[], None]]" = queue.SimpleQueue()
+        self._cond = threading.Condition()
+        self._idle = 0
+        self._threads = 0
+        self._pending = 0
+        self._limit = limit
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._cond:
+            self._pending += 1
+            if self._idle == 0 and self._threads < self._limit:
+                self._threads += 1
+                threading.Thread(target=self._loop, daemon=True).start()
+        self._queue.put(job)
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                self._idle += 1
+            job = self._queue.get()
+            with self._cond:
+                self._idle -= 1
+            try:
+                job()
+            finally:
+                with self._cond:
+                    self._pending -= 1
+                    self._cond.notify_all()
+
+    def drain(self) -> None:
+        """Wait until every submitted job has finished."""
+        with self._cond:
+            while self._pending:
+                self._cond.wait()
+
+
 class Server:
     def __init__(self, backend: Backend, reader: FrameReader, writer: FrameWriter,
                  version: str = "0") -> None:
@@ -134,7 +179,7 @@ class Server:
         self._features: Optional[Features] = None
         self._lock = threading.Lock()
         self._inflight: Dict[Union[str, int], _InFlight] = {}
-        self._workers: List[threading.Thread] = []
+        self._workers = _Workers(MAX_IN_FLIGHT)
         self._slots = threading.BoundedSemaphore(MAX_RUNNING)
         self._ticker: Optional[threading.Thread] = None
         self._stopping = threading.Event()
@@ -155,8 +200,7 @@ class Server:
 
     def _drain(self) -> None:
         """Input ended: let the calls in flight finish and answer."""
-        for t in list(self._workers):
-            t.join()
+        self._workers.drain()
 
     def cancel_all(self) -> None:
         with self._lock:
@@ -295,9 +339,7 @@ class Server:
             return
         if token is not None:
             self._start_ticker()
-        t = threading.Thread(target=self._work, args=(req, entry, send), daemon=True)
-        self._workers = [w for w in self._workers if w.is_alive()] + [t]
-        t.start()
+        self._workers.submit(lambda: self._work(req, entry, send))
 
     def _work(self, req: rpc.Request, entry: _InFlight, send: Reply) -> None:
         try:

@@ -146,9 +146,9 @@ class Session:
             kernel = self._kernel
             if kernel is None or not kernel.alive:
                 kernel = self._kernel = sbx.kernel()
-            call.on_cancel(kernel.kill)
             try:
-                result = kernel.run_code(args.code, timeout_s=args.timeout_s)
+                result = kernel.run_code(args.code, timeout_s=args.timeout_s,
+                                         on_start=call.on_cancel)
             except SandboxError:
                 self._kernel = None
                 kernel.close()
