@@ -37,7 +37,7 @@ build_deps="make gcc pkgconf libc6-dev libseccomp-dev libcap-dev libarchive-dev 
  libxml2-dev musl-tools musl-dev linux-libc-dev dpkg-dev uidmap autoconf automake libtool patch file
  debian-archive-keyring ca-certificates"
 test_deps="bats mandoc cppcheck clang-tidy clang libclang-rt-14-dev python3 python3-pytest umoci zstd
- docker-registry skopeo debootstrap busybox-static iproute2 openssl curl bubblewrap procps"
+ docker-registry skopeo debootstrap busybox-static iproute2 openssl curl bubblewrap procps nodejs"
 # One dpkg-query for all of them: a second run of install.sh stays quick.
 installed=" $(dpkg-query -W -f='${db:Status-Abbrev}${Package}\n' $build_deps $test_deps 2>/dev/null |
 	sed -n 's/^ii *//p' | tr '\n' ' ') "
@@ -45,6 +45,10 @@ missing=""
 for p in $build_deps $test_deps; do
 	case $installed in *" $p "*) ;; *) missing="$missing $p" ;; esac
 done
+# The kern-mcp tests drive the server with the MCP TypeScript SDK, which
+# they install with npm: Debian's nodejs ships without it (NodeSource's
+# nodejs package carries its own).
+command -v npm >/dev/null || missing="$missing npm"
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install.sh: missing Debian packages:$missing" >&2
