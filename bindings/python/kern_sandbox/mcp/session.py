@@ -102,7 +102,10 @@ class Session:
                     except SandboxError:
                         kern = None
                 langs, checked = interpreters.probe(self.settings.image, kern)
-                self._ctx = ToolContext(self.settings, langs, checked, open_world=False)
+                # run_code reaches the world only with a network or an egress
+                # allow list, which no KERN_MCP_* setting gives its boxes.
+                open_world = bool(self._kwargs.get("network") or self._kwargs.get("egress_allow"))
+                self._ctx = ToolContext(self.settings, langs, checked, open_world)
             return self._ctx
 
     # -- tools -------------------------------------------------------------
