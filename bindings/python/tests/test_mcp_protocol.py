@@ -449,3 +449,18 @@ def test_replies_are_single_lines_of_ascii_json(peer):
     raw = peer.out.last_raw
     assert raw.isascii() and b"\n" not in raw
     assert peer.server._backend.calls[-1][1] == ("caf\u00e9\u2028.txt", "x\ny")
+
+
+def test_a_quick_call_never_waits_behind_a_long_one(peer):
+    peer.initialize()
+    peer.call(1, "list_files")  # a worker thread now exists and is idle
+    # Both in one write: the server submits both before that worker wakes.
+    long = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "run_code", "arguments": {"code": "sleep 3"}}}
+    quick = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+             "params": {"name": "list_files", "arguments": {}}}
+    t0 = time.monotonic()
+    peer.write((json.dumps(long) + "\n" + json.dumps(quick) + "\n").encode())
+    assert peer.recv(5)["id"] == 3
+    assert time.monotonic() - t0 < 1
+    assert peer.recv(5)["id"] == 2

@@ -128,9 +128,10 @@ Reply = Callable[[Optional[Dict[str, Any]]], None]
 class _Workers:
     """Daemon threads that run requests, kept for reuse: starting a thread
     per request cost more than the rest of a warm kernel cell's round trip.
-    A new thread starts only when none is idle, so at most ``limit`` (the
-    in-flight cap) ever exist. Daemon, so a signal ends the process at once
-    once the boxes in flight are stopped."""
+    Each job gets a thread of its own: an idle one, reserved when the job
+    is submitted, or a new one (at most ``limit``, the in-flight cap), so
+    a quick call never waits behind a long one. Daemon, so a signal ends
+    the process at once once the boxes in flight are stopped."""
 
     def __init__(self, limit: int) -> None:
         self._queue: "queue.SimpleQueue[Callable[[], None]]" = queue.SimpleQueue()
@@ -143,23 +144,22 @@ class _Workers:
     def submit(self, job: Callable[[], None]) -> None:
         with self._cond:
             self._pending += 1
-            if self._idle == 0 and self._threads < self._limit:
+            if self._idle > 0:
+                self._idle -= 1
+            elif self._threads < self._limit:
                 self._threads += 1
                 threading.Thread(target=self._loop, daemon=True).start()
         self._queue.put(job)
 
     def _loop(self) -> None:
         while True:
-            with self._cond:
-                self._idle += 1
             job = self._queue.get()
-            with self._cond:
-                self._idle -= 1
             try:
                 job()
             finally:
                 with self._cond:
                     self._pending -= 1
+                    self._idle += 1
                     self._cond.notify_all()
 
     def drain(self) -> None:
