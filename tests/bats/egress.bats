@@ -438,9 +438,10 @@ except socket.gaierror:
 }
 
 @test "FD-1: the egress box sees only 0 1 2 [rootless]" {
-	run in_box test.example 'ls -l /proc/$$/fd | grep -c -- "->"'
+	# Listed by a plain child: mid-pipeline the shell would hold a pipe end.
+	run in_box test.example 'ls /proc/$$/fd'
 	assert_status 0
-	[ "$output" = 3 ]
+	[ "$(echo $output)" = "0 1 2" ]
 }
 
 @test "as root the proxy runs as uid 65534 with no capability and no_new_privs" {
