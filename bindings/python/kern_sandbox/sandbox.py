@@ -15,17 +15,18 @@ import stat
 import tempfile
 import threading
 import weakref
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from . import _pyc
 from ._argv import (DEPS, NET_HOST, NET_NONE, PYC_DIR, BoxRequest, box_argv, box_name,
-                    deadline_backstop)
+                    box_user, deadline_backstop)
 from ._config import SandboxConfig, check_timeout, make_config
-from ._imagecache import HOST_IMAGE, is_cached
+from ._imagecache import HOST_IMAGE, is_cached, user_is_root
 from ._locate import Kern, locate
 from ._runner import RESULTS_MAX, parse_results, runner_source
 from ._spawn import BoxProcess, Callback, Captured, collect, run_quiet
 from .errors import SandboxError
+from ._account import Account
 from .kernel import Kernel
 from .pool import Pool
 from .resident import Resident
@@ -43,6 +44,7 @@ RECOVER_TIMEOUT_S = 30
 PIP_INSTALL = "pip install "
 # Receives a box's stop() as soon as its kern process exists.
 OnStart = Callable[[Callable[[], None]], None]
+_T = TypeVar("_T")
 PIP_TARGET = ("pip install --target /workspace/.deps --no-cache-dir "
               "--disable-pip-version-check ")
 
@@ -138,6 +140,7 @@ class Sandbox:
         self._children: "weakref.WeakSet[Kernel | Pool]" = weakref.WeakSet()
         self._pool: Optional[Pool] = None
         self._resident: Optional[Resident] = None
+        self._account: Optional[Account] = None
 
     # -- life cycle ------------------------------------------------------
 
@@ -174,6 +177,11 @@ class Sandbox:
         cfg = self.config
         if cfg.image != HOST_IMAGE and not is_cached(cfg.image):
             run_quiet(self._kern, ["pull", cfg.image], PULL_TIMEOUT_S)
+        account = box_user(cfg)
+        if account and not user_is_root(account):
+            # A non-root box account: its host uid, and ACLs for it.
+            self._account = Account(self, account)
+            self._account.grant_tree()
         if cfg.setup is not None:
             self._run_setup(cfg.setup)
         if cfg.pyc_cache and cfg.image != HOST_IMAGE:
@@ -194,6 +202,8 @@ class Sandbox:
         # A temporary workspace goes now: so does the box that binds it.
         if self._resident is not None and self.config.workspace is None:
             self._resident.destroy()
+        if self._account is not None and self.config.workspace is None and self._ws is not None:
+            self._account.open_up()
         with self._lock:
             self._closed = True
             if self._finalizer is not None:
@@ -454,30 +464,51 @@ class Sandbox:
         """Write a workspace file (str as UTF-8, or bytes), creating parent
         directories. Symlinks, FIFOs, devices, sockets, ``..`` and paths
         outside /workspace are refused."""
-        self._workspace().write_file(path, data)
+        self._with_access(lambda: self._workspace().write_file(path, data))
+        if self._account is not None:
+            self._account.grant_path(path)
 
     def read_file(self, path: str, max_bytes: Optional[int] = None) -> bytes:
         """The bytes of a regular workspace file; SandboxError over
         ``max_bytes`` or for anything that is not a regular file (a symlink
         or FIFO a box left there, for one); FileNotFoundError if missing."""
-        return self._workspace().read_file(path, max_bytes)
+        return self._with_access(lambda: self._workspace().read_file(path, max_bytes))
 
     def list_files(self, subdir: str = "") -> List[FileInfo]:
         """Regular files under the workspace (or ``subdir``), sorted by path;
         .deps and the package's scratch files left out, symlinks skipped."""
+        if self._account is not None:
+            self._account.open_up()
         return self._workspace().list_files(subdir)
 
     def snapshot(self, dest: str) -> None:
         """Save the workspace to ``dest`` as a portable .tar.gz (gzip level 1,
         USTAR): regular files and directories, .deps included. /tmp of a box
         is never part of it."""
+        if self._account is not None:
+            self._account.open_up()
         self._workspace().snapshot(dest)
 
     def restore(self, src: str) -> None:
         """Replace the workspace's content with a ``snapshot``. Archives with
         absolute, ``..``, symlink, hard link, device or FIFO members are
         refused before anything changes."""
+        if self._account is not None:
+            self._account.open_up()
         self._workspace().restore(src)
+        if self._account is not None:
+            self._account.grant_tree()
+
+    def _with_access(self, op: Callable[[], _T]) -> _T:
+        """``op()``; with a non-root box account, once more after an assist
+        box opened up what the account closed to the host."""
+        try:
+            return op()
+        except PermissionError:
+            if self._account is None:
+                raise
+            self._account.open_up()
+            return op()
 
 
 def _text(data: bytes) -> str:
