@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Dict, Optional
 
 if TYPE_CHECKING:
     from .sandbox import Sandbox
@@ -24,8 +24,32 @@ PROBE_NAME = "kern-fingerprint-probe"
 PROBE_TIMEOUT_S = 30
 
 
-def config_key(sbx: "Sandbox", budget_s: float) -> str:
-    """sha256 hex of the session's box configuration (see the module text)."""
+def config_key(sbx: "Sandbox", budget_s: float, memo: Optional[Dict[tuple, str]] = None) -> str:
+    """sha256 hex of the session's box configuration (see the module text).
+
+    ``memo`` (one dict per Sandbox) skips the work while nothing it depends
+    on changed: the environment, the kern binary's file, the bytecode cache
+    and .deps. With profiles the probe runs every time (kern.toml is not
+    ours to watch)."""
+    if memo is None or sbx.config.profiles:
+        return _compute(sbx, budget_s)
+    try:
+        st = os.stat(sbx._kern.path)
+        binary = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    except OSError:
+        binary = None
+    # Keys first: decoding every value of os.environ costs four times more.
+    kern_env = tuple(sorted((k, os.environ[k]) for k in os.environ if k.startswith("KERN_")))
+    inputs = (budget_s, os.environ.get("PATH"), binary, kern_env, sbx._pyc_dir, sbx._has_deps())
+    key = memo.get(inputs)
+    if key is None:
+        key = _compute(sbx, budget_s)
+        memo.clear()
+        memo[inputs] = key
+    return key
+
+
+def _compute(sbx: "Sandbox", budget_s: float) -> str:
     req = sbx.box_request(["<cell>"], budget_s, name="<name>", env_file="<env-file>",
                           kern_timeout=0)
     h = hashlib.sha256()

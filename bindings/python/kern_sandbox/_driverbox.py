@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import select
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
@@ -80,32 +79,50 @@ class DriverBox:
         self.out_cap = out_cap
         self.memory_mb = memory_mb
         self.box = BoxProcess(kern, argv, name, stdin_pipe=True, alive=False, no_scope=no_scope)
-        assert self.box.proc.stdin is not None and self.box.proc.stdout is not None
-        self.stdin_fd = self.box.proc.stdin.fileno()
-        self.reader = _frames.FrameReader(self.box.proc.stdout.fileno(), reply_limit)
+        proc = self.box.proc
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        self.stdin_fd = proc.stdin.fileno()
+        # kern's stderr is read whenever the host waits for a frame (and to
+        # its end once kern exits): no thread per box, which would wake,
+        # and take the GIL, when a used pool box is killed.
+        self.err_fd = proc.stderr.fileno()
+        os.set_blocking(self.err_fd, False)
         self.kern_err = bytearray()
-        self._err_thread = threading.Thread(target=self._drain_stderr, name="kern-stderr-" + name,
-                                            daemon=True)
-        self._err_thread.start()
+        self.reader = _frames.FrameReader(proc.stdout.fileno(), reply_limit, self.err_fd,
+                                          self._read_stderr)
         self.started_at = time.monotonic()
 
-    def _drain_stderr(self) -> None:
-        # kern writes little here, but it must never block on a full pipe.
-        err = self.box.proc.stderr
-        assert err is not None
-        fd = err.fileno()
+    def _read_stderr(self) -> bool:
+        """Take what kern wrote on stderr; False at its end."""
         while True:
             try:
-                data = os.read(fd, 1 << 16)
+                data = os.read(self.err_fd, 1 << 16)
+            except BlockingIOError:
+                return True
             except OSError:
-                return
+                return False
             if not data:
-                return
+                return False
             room = KERN_STDERR_CAP - len(self.kern_err)
             if room > 0:
                 self.kern_err += data[:room]
 
+    def _finish_stderr(self) -> None:
+        # kern has exited (or was killed): its stderr ends soon after.
+        if self.err_fd < 0:
+            return
+        poller = select.poll()
+        poller.register(self.err_fd, select.POLLIN)
+        deadline = time.monotonic() + EXIT_WAIT_S
+        while self._read_stderr():
+            left = deadline - time.monotonic()
+            if left <= 0 or not poller.poll(int(left * 1000) + 1):
+                break
+
     def kern_stderr(self) -> str:
+        """kern's lines so far (what it wrote before this call included)."""
+        if self.err_fd >= 0:
+            self._read_stderr()
         return bytes(self.kern_err).decode("utf-8", "replace")
 
     def wait_hello(self, timeout_s: float) -> Optional[str]:
@@ -195,8 +212,9 @@ class DriverBox:
         if self.box.wait(EXIT_WAIT_S) is None:
             self.box.kill_group()
             self.box.wait(None)
-        self._err_thread.join(EXIT_WAIT_S)
+        self._finish_stderr()
         self.box.close()
+        self.err_fd = -1
 
     def observe(self) -> Observation:
         """The channel broke: let kern finish, read its outcome bytes and
@@ -210,10 +228,11 @@ class DriverBox:
                 self.box.kill_group()
                 status = self.box.wait(None)
         started = _read_outcome(self.box.started_r)
-        self._err_thread.join(EXIT_WAIT_S)
+        self._finish_stderr()
         obs = Observation(exit_code=status if status is not None else 137, started=started,
                           stderr=self.kern_stderr(), memory_mb=self.memory_mb)
         self.box.close()
+        self.err_fd = -1
         return obs
 
 

@@ -15,7 +15,7 @@ import os
 import select
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 # Digits of a declared length plus its newline: far more than any cap needs.
 HEADER_MAX = 32
@@ -51,22 +51,46 @@ def reply_cap(max_output_bytes: int, results_cap: int) -> int:
 
 
 class FrameReader:
-    """Reads whole frames from a pipe, each within a deadline and a cap."""
+    """Reads whole frames from a pipe, each within a deadline and a cap.
 
-    def __init__(self, fd: int, cap: int) -> None:
+    ``aux``/``on_aux``: a second descriptor (kern's stderr) watched in the
+    same poll; ``on_aux()`` is called when it is readable and returns False
+    once it reached EOF. No thread needs to wait on it.
+    """
+
+    def __init__(self, fd: int, cap: int, aux: Optional[int] = None,
+                 on_aux: Optional[Callable[[], bool]] = None) -> None:
         self.fd = fd
         self.cap = cap
         self.buf = bytearray()
         self.poller = select.poll()
         self.poller.register(fd, select.POLLIN)
+        self.aux = aux if on_aux is not None else None
+        self.on_aux = on_aux
+        if self.aux is not None:
+            self.poller.register(self.aux, select.POLLIN)
 
     def _fill(self, want: int, deadline: Optional[float]) -> None:
         # Read until at least `want` bytes are buffered, or fail.
         while len(self.buf) < want:
+            wait_ms = -1
             if deadline is not None:
                 left = deadline - time.monotonic()
-                if left <= 0 or not self.poller.poll(max(0, math.ceil(left * 1000))):
+                if left <= 0:
                     raise FrameTimeout("no reply before the deadline")
+                wait_ms = math.ceil(left * 1000)
+            events = self.poller.poll(wait_ms)
+            if not events:
+                raise FrameTimeout("no reply before the deadline")
+            ours = False
+            for fd, _ in events:
+                if fd == self.fd:
+                    ours = True
+                elif fd == self.aux and self.on_aux is not None and not self.on_aux():
+                    self.poller.unregister(fd)
+                    self.aux = None
+            if not ours:
+                continue
             data = os.read(self.fd, max(1 << 16, min(want - len(self.buf), 1 << 22)))
             if not data:
                 raise FrameEOF("the kernel closed its output")
@@ -115,7 +139,7 @@ def decode(body: bytes) -> dict:
     return msg
 
 
-def stream_text(msg: dict) -> Optional[tuple]:
+def stream_text(msg: dict) -> Optional[Tuple[str, str]]:
     """("o"|"e", text) for a streamed output frame, else None."""
     if len(msg) == 1:
         for key in ("o", "e"):

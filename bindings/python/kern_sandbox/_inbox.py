@@ -22,11 +22,13 @@ def cell_source() -> str:
     return _read("_cell.py")
 
 
-def driver_source(out_cap: int, res_cap: int, hello: bool) -> str:
-    """The kernel driver, ready for `python3 -c` or a script file."""
+def driver_source(out_cap: int, res_cap: int, hello: bool, one_call: bool = False) -> str:
+    """The kernel driver, ready for `python3 -c` or a script file.
+    ``one_call``: a pool box, frozen after its first reply."""
     text = _read("_kernel_driver.py")
     for token, value in (("__KERN_OUT_CAP__", int(out_cap)), ("__KERN_RES_CAP__", int(res_cap)),
-                         ("__KERN_HELLO__", 1 if hello else 0)):
+                         ("__KERN_HELLO__", 1 if hello else 0),
+                         ("__KERN_ONE_CALL__", 1 if one_call else 0)):
         # Each token is assigned exactly once; anything else is a broken file.
         if text.count(token) != 1:
             raise RuntimeError("kern_sandbox: %s appears %d times in _kernel_driver.py"

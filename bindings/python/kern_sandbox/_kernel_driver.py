@@ -2,11 +2,13 @@
 #
 # Never imported by the host package. The host runs `_cell.py`'s text
 # followed by this file's text in one python3 of the box, after replacing
-# the three tokens assigned below, each a name between double underscores
+# the four tokens assigned below, each a name between double underscores
 # (kern_sandbox/_inbox.py, driver_source):
 #   KERN_OUT_CAP  bytes kept of stdout and of stderr, each, per cell
 #   KERN_RES_CAP  bytes of rich results (as JSON) kept per cell
-#   KERN_HELLO    1: send {"hello": 1} once ready (pool boxes), else 0
+#   KERN_HELLO    1: send {"hello": 1} once ready, else 0
+#   KERN_ONE_CALL 1: a pool box: after the first reply, kill every other
+#                 process of the box and stop this one, else 0
 # The Node package ships the same two files and the same tokens.
 #
 # Wire (stdin and stdout of the box): a frame is the ASCII decimal length of
@@ -27,6 +29,7 @@ import codecs as _kern_codecs
 import fcntl as _kern_fcntl
 import os as _kern_os
 import select as _kern_select
+import signal as _kern_signal
 import termios as _kern_termios
 import threading as _kern_threading
 import types as _kern_types
@@ -34,6 +37,7 @@ import types as _kern_types
 _KERN_OUT_CAP = __KERN_OUT_CAP__
 _KERN_RES_CAP = __KERN_RES_CAP__
 _KERN_HELLO = __KERN_HELLO__
+_KERN_ONE_CALL = __KERN_ONE_CALL__
 
 
 def _kern_send(fd, lock, obj):
@@ -48,6 +52,20 @@ def _kern_send(fd, lock, obj):
 def _kern_fionread(fd):
     # Bytes waiting in a pipe.
     return int.from_bytes(_kern_fcntl.ioctl(fd, _kern_termios.FIONREAD, b"\0\0\0\0"), _kern_sys.byteorder)
+
+
+def _kern_in_box():
+    # kill(-1) is only ever sent from the workload of a kern box: started by
+    # the box's init (pid 1, kern's own). Anywhere else (a test on the host,
+    # a misuse) it would reach every process of the user.
+    if _kern_os.getppid() != 1:
+        return False
+    try:
+        with open("/proc/1/cmdline", "rb") as f:
+            argv = f.read(4096).split(b"\0")
+    except OSError:
+        return False
+    return len(argv) > 1 and argv[0].rsplit(b"/", 1)[-1] == b"kern" and argv[1] == b"box"
 
 
 def _kern_fit(text, cap):
@@ -194,6 +212,7 @@ class _KernDriver:
         self._streams()
         _kern_sys.stdin = _kern_sys.__stdin__ = _kern_io.TextIOWrapper(_kern_io.BytesIO(b""), encoding="utf-8")
         self.pid = _kern_os.getpid()
+        self.in_box = _kern_in_box()
         # A forked child must not hold the channel (the host would not see
         # the kernel die) or answer on it.
         _kern_os.register_at_fork(after_in_child=self._child)
@@ -296,6 +315,22 @@ class _KernDriver:
             trunc = ocut or ecut or rcut or fit_out is not stdout or fit_err is not stderr
             _kern_send(self.ctl_out, self.ctl_lock, {"stdout": fit_out, "stderr": fit_err, "rc": rc,
                                                      "results": bundles, "trunc": bool(trunc)})
+            if _KERN_ONE_CALL:
+                self._freeze()
+
+    def _freeze(self):
+        # A pool box served its one call. The host destroys it a little
+        # later (killing it during a burst slows the burst's next calls);
+        # until then nothing of the cell may run on: every other process of
+        # the box is killed (kill(-1) spares init and this process) and this
+        # one, with all its threads, is stopped.
+        if self.in_box:
+            try:
+                _kern_os.kill(-1, _kern_signal.SIGKILL)
+            except OSError:
+                pass
+        _kern_os.kill(_kern_os.getpid(), _kern_signal.SIGSTOP)
+        _kern_os._exit(0)
 
 
 def _kern_main():

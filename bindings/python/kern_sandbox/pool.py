@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import collections
 import os
-import queue
 import threading
 import time
 from dataclasses import dataclass
@@ -42,6 +41,10 @@ RECOVER_TIMEOUT_S = 30
 # refuses the configuration): the pool must not spin.
 BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
+# Refill after calls pause this long, or at the latest this long after a
+# burst began.
+REFILL_QUIET_S = 0.1
+REFILL_LATE_S = 1.0
 
 
 def kern_timeout(budget_s: float) -> int:
@@ -70,23 +73,28 @@ class Pool:
         self._sbx = sandbox
         self._size = size
         self._ready: Deque[PoolBox] = collections.deque()
-        self._starting = 0
+        self._burst: Optional[float] = None  # when the current burst of calls began
+        self._last_take = 0.0
         self._cv = threading.Condition()
         self._closed = False
         self.served = 0                      # calls a pooled box answered
-        # Used boxes are killed on the caller's thread and reaped on this
-        # one, so a call does not wait for kern to go.
-        self._graves: "queue.Queue[Optional[DriverBox]]" = queue.Queue()
-        self._reaper = threading.Thread(target=self._reap, name="kern-prewarm-reaper", daemon=True)
-        self._reaper.start()
+        self._keys: dict = {}                # config_key's memo
+        # Boxes that answered their call: the driver killed everything else
+        # in them and stopped itself; the worker kills them once the burst
+        # pauses (tearing a box down takes CPU the next calls want).
+        self._used: List[DriverBox] = []
+        # Boxes killed on a caller's thread (a fault): reaped by the worker.
+        self._graves: List[DriverBox] = []
         self._thread = threading.Thread(target=self._fill, name="kern-prewarm", daemon=True)
         self._thread.start()
 
     def _reap(self) -> None:
-        while True:
-            box = self._graves.get()
-            if box is None:
-                return
+        with self._cv:
+            used, self._used = self._used, []
+            graves, self._graves = self._graves, []
+        for box in used:
+            box.kill()
+        for box in used + graves:
             box.reap_killed()
 
     # -- filling ---------------------------------------------------------------
@@ -98,27 +106,39 @@ class Pool:
                 if self._closed:
                     return
                 stale = self._expire(time.monotonic())
-                need = self._size - len(self._ready) - self._starting
-                if need <= 0 and not stale:
-                    wait = MAX_AGE_S
-                    if self._ready:
-                        wait = max(0.1, self._ready[0].born + MAX_AGE_S - time.monotonic())
-                    self._cv.wait(wait)
-                    continue
-                self._starting += max(need, 0)
             _discard(stale)
-            started = self._start(max(need, 0))
             with self._cv:
-                self._starting -= max(need, 0)
+                if self._closed:
+                    return
+                now = time.monotonic()
+                need = self._size - len(self._ready)
+                wait = None
+                if need <= 0:
+                    wait = self._ready[0].born + MAX_AGE_S - now if self._ready else MAX_AGE_S
+                elif self._burst is not None:
+                    # Calls are being served: boxes started now would take
+                    # the CPU (and this process's GIL) from them. Refill
+                    # once the burst has paused, or after REFILL_LATE_S.
+                    quiet = self._last_take + REFILL_QUIET_S - now
+                    late = self._burst + REFILL_LATE_S - now
+                    if quiet > 0 and late > 0:
+                        wait = min(quiet, late)
+                if wait is not None:
+                    self._cv.wait(max(0.01, wait))
+                    continue
+                self._burst = None
+            self._reap()
+            started = self._start(need)
+            with self._cv:
                 if self._closed:
                     _discard(started)
                     return
                 self._ready.extend(started)
                 self._cv.notify_all()
-            if need > 0 and not started:
+            if not started:
                 time.sleep(backoff)
                 backoff = min(backoff * 2, BACKOFF_MAX_S)
-            elif started:
+            else:
                 backoff = BACKOFF_FIRST_S
 
     def _expire(self, now: float) -> List[PoolBox]:
@@ -136,10 +156,10 @@ class Pool:
         cfg = sbx.config
         budget = cfg.timeout_s
         try:
-            key = config_key(sbx, budget)
+            key = config_key(sbx, budget, self._keys)
         except Exception:   # the Sandbox is closing under us
             return []
-        source = _inbox.driver_source(cfg.max_output_bytes, RESULTS_CAP, True)
+        source = _inbox.driver_source(cfg.max_output_bytes, RESULTS_CAP, True, one_call=True)
         pending = []
         for _ in range(n):
             env_file = sbx.env_file_path()
@@ -173,7 +193,7 @@ class Pool:
         with self._cv:
             if self._closed or not self._ready:
                 return None
-        key = config_key(self._sbx, self._sbx.config.timeout_s)
+        key = config_key(self._sbx, self._sbx.config.timeout_s, self._keys)
         now = time.monotonic()
         with self._cv:
             stale = [b for b in self._ready if b.key != key]
@@ -184,21 +204,31 @@ class Pool:
                 if b.fits(key, limit_s, now):
                     found = b
                     break
+            first = False
             if found is not None:
                 self._ready.remove(found)
-            if stale or found is not None:
+                self._last_take = now
+                first = self._burst is None
+                if first:
+                    self._burst = now
+            # Only the first call of a burst wakes the worker (to time its
+            # refill): waking it on every call would cost each one the GIL.
+            if stale or first:
                 self._cv.notify_all()
         _discard(stale)
         return found
 
     def serve(self, pooled: PoolBox, code: str, limit_s: float) -> ExecutionResult:
-        """Run ``code`` as the only cell of ``pooled`` and destroy the box."""
+        """Run ``code`` as the only cell of ``pooled``. The box never serves
+        another: after a fault it is killed at once; after a reply its driver
+        has killed the rest of the box and stopped, and the worker kills it
+        when the burst pauses."""
         box = pooled.box
         cell = box.call(code, limit_s)
         death: Optional[Death] = None
         if cell.reply is None and cell.failure == "eof":
             death = classify_death(box.observe(), one_call=True)
-        else:
+        elif cell.failure is not None:
             box.kill()
             if cell.failure == "timeout":
                 death = Death(SandboxFault("timeout", "exceeded the %gs time limit (killed by the "
@@ -207,10 +237,12 @@ class Pool:
                 death = Death(SandboxFault("killed", "the box sent a reply the binding refuses (%s); "
                                            "it was killed" % cell.detail), False, 137)
         kern_stderr = box.kern_stderr()
-        if cell.failure != "eof":
-            self._graves.put(box)
         with self._cv:
             self.served += 1
+            if cell.failure is None:
+                self._used.append(box)
+            elif cell.failure != "eof":
+                self._graves.append(box)
         return _result(cell, death, kern_stderr)
 
     def close(self) -> None:
@@ -225,8 +257,7 @@ class Pool:
             self._cv.notify_all()
         _discard(boxes)
         self._thread.join(HELLO_TIMEOUT_S + 10)
-        self._graves.put(None)
-        self._reaper.join()
+        self._reap()
         run_quiet(self._sbx._kern, ["recover"], RECOVER_TIMEOUT_S)
 
     def ready_count(self) -> int:

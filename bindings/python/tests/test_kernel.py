@@ -9,6 +9,7 @@ unprivileged test user.
 import os
 import statistics
 import subprocess
+import sys
 import threading
 import time
 
@@ -235,3 +236,19 @@ def test_on_start_stop_kills_the_kernel(sbx):
         assert time.monotonic() - t < 10
         assert r.fault is not None and r.fault.type == "killed"
         dead(k)
+
+
+def test_the_kernel_session_example(kern_bin):
+    from conftest import PACKAGE_ROOT, TOP
+    out = subprocess.run([sys.executable, str(TOP / "examples" / "kernel_session.py")],
+                         capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT)))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "summary: {'n': 11, 'max': 9, 'mean': 4}"
+    assert lines[1] == "files: ['readings.txt']"
+    assert lines[2] == "host reads: ['3', '1', '4', '1', '5', '9', '2', '6', '5', '3', '5']"
+    assert lines[3].startswith("timing: warm cell ")
+    assert lines[4].startswith("runaway cell: timeout - exceeded the 1s time limit")
+    assert lines[5] == "next call: kernel is dead (timeout)"
+    assert lines[6] == "workspace kept: ['readings.txt']"

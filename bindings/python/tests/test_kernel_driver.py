@@ -43,9 +43,10 @@ RES_CAP = 1 << 16
 class Driver:
     """One driver process and the host end of its channel."""
 
-    def __init__(self, python, tmp_path, out_cap=OUT_CAP, res_cap=RES_CAP, hello=True):
+    def __init__(self, python, tmp_path, out_cap=OUT_CAP, res_cap=RES_CAP, hello=True,
+                 one_call=False):
         self.python = python
-        src = _inbox.driver_source(out_cap, res_cap, hello)
+        src = _inbox.driver_source(out_cap, res_cap, hello, one_call)
         self.proc = subprocess.Popen([python, "-c", src], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, cwd=str(tmp_path), start_new_session=True)
         self.reader = _frames.FrameReader(self.proc.stdout.fileno(), _frames.reply_cap(out_cap, res_cap))
@@ -396,7 +397,30 @@ def test_a_well_formed_reply_and_the_other_frames():
 
 
 def test_driver_source_has_each_token_once():
-    src = _inbox.driver_source(5, 6, True)
+    src = _inbox.driver_source(5, 6, True, True)
     assert "_KERN_OUT_CAP = 5\n" in src and "_KERN_RES_CAP = 6\n" in src and "_KERN_HELLO = 1\n" in src
+    assert "_KERN_ONE_CALL = 1\n" in src
     assert "__KERN_" not in src
     compile(src, "<driver>", "exec")
+
+
+def test_one_call_mode_stops_after_its_reply_and_never_kills_outside_a_box(tmp_path):
+    # Outside a box (the parent is this test, not a kern init) the driver
+    # must not send kill(-1): it only stops itself after the reply.
+    d = Driver(PYTHONS[0], tmp_path, one_call=True)
+    try:
+        _, r = d.cell("import os\nprint(os.getppid() != 1)")
+        assert r.stdout == "True\n"
+        deadline = time.monotonic() + 10
+        while True:
+            with open("/proc/%d/stat" % d.proc.pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            if state == "T":
+                break
+            assert time.monotonic() < deadline, "the driver did not stop (state %s)" % state
+            time.sleep(0.02)
+    finally:
+        d.proc.kill()
+        d.proc.wait()
+        for f in (d.proc.stdin, d.proc.stdout, d.proc.stderr):
+            f.close()

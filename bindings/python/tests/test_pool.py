@@ -4,6 +4,7 @@ key and budget mismatches going cold, and nothing left behind."""
 import glob
 import os
 import subprocess
+import sys
 import time
 
 import pytest
@@ -87,6 +88,30 @@ def test_faults_in_a_pooled_box(kern_bin):
         # A clean exit of python3 is the call's own status, as for a one-shot run.
         r, pooled = served_by_pool(sbx, "import os; os._exit(5)")
         assert pooled and r.exit_code == 5 and r.fault is None
+
+
+def test_nothing_of_a_pooled_call_runs_on_after_its_reply(kern_bin, tmp_path, monkeypatch):
+    # The worker would kill the used box once calls pause: keep it from
+    # doing so here, so only the box's own freeze can stop the ticks.
+    monkeypatch.setattr(pool_mod, "REFILL_QUIET_S", 60)
+    monkeypatch.setattr(pool_mod, "REFILL_LATE_S", 60)
+    with kern.Sandbox(image="host", prewarm=1, workspace=str(tmp_path)) as sbx:
+        wait_ready(sbx, 1)
+        code = ("import subprocess, threading, time\n"
+                "subprocess.Popen(['sh', '-c', 'while :; do echo p >> ticks; sleep 0.02; done'])\n"
+                "def loop():\n"
+                "    while True:\n"
+                "        open('ticks', 'a').write('t\\n'); time.sleep(0.02)\n"
+                "threading.Thread(target=loop, daemon=True).start()\n"
+                "time.sleep(0.2)\n")
+        r, pooled = served_by_pool(sbx, code)
+        assert pooled and r.success, r
+        time.sleep(0.3)
+        ticks = (tmp_path / "ticks").read_text()
+        assert "p" in ticks and "t" in ticks
+        # Neither the process nor the thread the cell started runs on.
+        time.sleep(1)
+        assert (tmp_path / "ticks").read_text() == ticks
 
 
 def test_calls_that_do_not_fit_get_a_cold_box(kern_bin):
@@ -184,3 +209,14 @@ def test_on_start_stop_ends_a_pooled_call(kern_bin):
         timer.join()
         assert pooled and time.monotonic() - t < 10
         assert r.fault is not None and r.fault.type == "killed"
+
+
+def test_the_prewarm_burst_example(kern_bin):
+    from conftest import PACKAGE_ROOT, TOP
+    out = subprocess.run([sys.executable, str(TOP / "examples" / "prewarm_burst.py")],
+                         capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT)))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "8 calls, all ok: True, each in its own box: True"
+    assert lines[1].startswith("timing: burst p50 ")
