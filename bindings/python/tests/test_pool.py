@@ -220,3 +220,28 @@ def test_the_prewarm_burst_example(kern_bin):
     lines = out.stdout.splitlines()
     assert lines[0] == "8 calls, all ok: True, each in its own box: True"
     assert lines[1].startswith("timing: burst p50 ")
+
+
+def test_a_changed_profile_is_a_key_mismatch(kern_bin, tmp_path):
+    # kern resolves vcpu: tokens from kern.toml, which may change under a
+    # session: the probe's --show-config is part of the key.
+    conf = tmp_path / "kern.toml"
+    conf.write_text('[[vcpu]]\nname = "small"\npids = 100\n')
+    env = dict(os.environ)
+    os.environ["KERN_CONFIG"] = str(conf)
+    try:
+        with kern.Sandbox(image="host", prewarm=1, memory_mb=None, pids=None,
+                          profiles=["vcpu:small"]) as sbx:
+            wait_ready(sbx, 1)
+            r, pooled = served_by_pool(sbx, "print(1)")
+            assert r.stdout == "1\n" and pooled
+            wait_ready(sbx, 1)
+            conf.write_text('[[vcpu]]\nname = "small"\npids = 120\n')
+            r, pooled = served_by_pool(sbx, "print(2)")
+            assert r.stdout == "2\n" and not pooled
+            wait_ready(sbx, 1)
+            r, pooled = served_by_pool(sbx, "print(3)")
+            assert r.stdout == "3\n" and pooled
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
