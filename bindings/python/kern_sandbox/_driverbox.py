@@ -82,6 +82,12 @@ class DriverBox:
         proc = self.box.proc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self.stdin_fd = proc.stdin.fileno()
+        # Writes wait in poll(), within the call's deadline: a driver that
+        # stopped reading (a cell's thread holding the GIL in C code) must
+        # not hang the host on a large cell.
+        os.set_blocking(self.stdin_fd, False)
+        self.out_poll = select.poll()
+        self.out_poll.register(self.stdin_fd, select.POLLOUT)
         # kern's stderr is read whenever the host waits for a frame (and to
         # its end once kern exits): no thread per box, which would wake,
         # and take the GIL, when a used pool box is killed.
@@ -146,7 +152,7 @@ class DriverBox:
         cell = Cell()
         streamer = _Streamer(on_stdout, on_stderr) if (on_stdout or on_stderr) else None
         try:
-            self._send(_frames.encode(code.encode("utf-8", "surrogatepass")))
+            self._send(_frames.encode(code.encode("utf-8", "surrogatepass")), deadline)
             while True:
                 msg = _frames.decode(self.reader.read(deadline))
                 chunk = _frames.stream_text(msg)
@@ -179,10 +185,17 @@ class DriverBox:
         cell.duration_ms = int((time.monotonic() - t0) * 1000)
         return cell
 
-    def _send(self, data: bytes) -> None:
+    def _send(self, data: bytes, deadline: float) -> None:
         view = memoryview(data)
         while view:
-            view = view[os.write(self.stdin_fd, view):]
+            try:
+                view = view[os.write(self.stdin_fd, view):]
+                continue
+            except BlockingIOError:
+                pass
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.out_poll.poll(int(left * 1000) + 1):
+                raise _frames.FrameTimeout("the kernel did not read the cell before the deadline")
 
     def alive(self) -> bool:
         return self.box.proc.poll() is None

@@ -170,13 +170,20 @@ class Kernel:
 
     def close(self) -> None:
         """End the kernel: its stdin closes, it gets 3 s to exit, then
-        ``kern stop`` and SIGKILL. Idempotent."""
-        with self._lock:
+        ``kern stop`` and SIGKILL. A cell running on another thread is
+        stopped first (it returns a ``killed`` fault). Idempotent."""
+        if not self._lock.acquire(blocking=False):
+            if not self._closed and self._dead is None:
+                self._box.stop()
+            self._lock.acquire()
+        try:
             if self._closed:
                 return
             self._closed = True
             if self._dead is None:
                 self._box.end(CLOSE_GRACE_S)
+        finally:
+            self._lock.release()
 
 
 def _text(data: bytes) -> str:

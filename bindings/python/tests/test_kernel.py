@@ -252,3 +252,31 @@ def test_the_kernel_session_example(kern_bin):
     assert lines[4].startswith("runaway cell: timeout - exceeded the 1s time limit")
     assert lines[5] == "next call: kernel is dead (timeout)"
     assert lines[6] == "workspace kept: ['readings.txt']"
+
+
+def test_a_kernel_that_stopped_reading_cannot_hang_the_host(sbx):
+    with sbx.kernel() as k:
+        # The driver stops itself a moment after this cell: it reads nothing more.
+        k.run_code("import os, signal, threading\n"
+                   "threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGSTOP)).start()")
+        time.sleep(0.5)
+        t = time.monotonic()
+        r = k.run_code("x = '" + "y" * (1 << 20) + "'", timeout_s=1)
+        assert time.monotonic() - t < 15
+        assert r.fault is not None and r.fault.type == "timeout", r
+        dead(k)
+
+
+def test_close_from_another_thread_stops_a_running_cell(sbx):
+    k = sbx.kernel()
+    results = []
+    runner = threading.Thread(target=lambda: results.append(k.run_code("import time; time.sleep(30)")))
+    runner.start()
+    time.sleep(0.5)
+    t = time.monotonic()
+    k.close()
+    runner.join(15)
+    assert time.monotonic() - t < 15 and not runner.is_alive()
+    assert results[0].fault is not None and results[0].fault.type == "killed"
+    with pytest.raises(kern.SandboxError, match="closed"):
+        k.run_code("1")
