@@ -424,3 +424,10 @@ def test_one_call_mode_stops_after_its_reply_and_never_kills_outside_a_box(tmp_p
         d.proc.wait()
         for f in (d.proc.stdin, d.proc.stdout, d.proc.stderr):
             f.close()
+
+
+def test_in_box_sources_parse_as_python_3_8():
+    # An image's python3 may be as old as 3.8 (spec 15.1): no newer syntax.
+    import ast
+    for src in (_inbox.driver_source(1, 1, True, True), _inbox.cell_source()):
+        ast.parse(src, feature_version=(3, 8))
