@@ -245,3 +245,11 @@ def test_a_changed_profile_is_a_key_mismatch(kern_bin, tmp_path):
     finally:
         os.environ.clear()
         os.environ.update(env)
+
+
+def test_a_pool_on_the_registry_image(registry, kern_bin):
+    with kern.Sandbox(image=registry, prewarm=1) as sbx:
+        wait_ready(sbx, 1)
+        r, pooled = served_by_pool(sbx, "import sys\nprint(sys.executable)\n6 * 7")
+        assert pooled and r.success, r
+        assert r.results[0].text == "42"

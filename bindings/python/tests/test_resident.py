@@ -135,3 +135,9 @@ def test_two_sessions_starting_the_same_box_at_once_share_it(kern_bin, tmp_path)
 def test_persist_and_prewarm_do_not_mix():
     with pytest.raises(kern.SandboxError, match="choose one"):
         kern.Sandbox(image="host", persist=True, prewarm=2)
+
+
+def test_a_resident_box_on_the_registry_image(registry, kern_bin):
+    with kern.Sandbox(image=registry, persist=True) as sbx:
+        assert sbx.run_code("open('/tmp/s', 'w').write('1')").success
+        assert sbx.run_code("print(open('/tmp/s').read())").stdout == "1\n"
