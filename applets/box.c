@@ -916,7 +916,11 @@ static int build_env(struct launch *l)
 }
 
 /* Missing absolute -v sources are created 0700, caller-owned (box-cli.md
- * §2.1); --mount sources must exist. */
+ * §2.1); --mount sources must exist. Created with the same no-follow walk
+ * the bind makes later (OT-9): one component at a time from /, mkdirat()
+ * in the parent's descriptor, so a symlink on the way (a user's link to a
+ * directory only root may write) is refused before anything is made
+ * through it. */
 static int prepare_sources(struct box_args *a)
 {
 	for (int i = 0; i < a->nbinds; i++) {
@@ -928,20 +932,18 @@ static int prepare_sources(struct box_args *a)
 			setup_failed("--mount source %s: %s", b->src, strerror(errno));
 			return EXIT_SETUP;
 		}
-		char walk[PATH_MAX];
-		snprintf(walk, sizeof walk, "%s", b->src);
-		for (char *p = walk + 1; *p; p++) {
-			if (*p != '/')
-				continue;
-			*p = 0;
-			if (mkdir(walk, 0700) < 0 && errno != EEXIST)
-				break;
-			*p = '/';
-		}
-		if (mkdir(b->src, 0700) < 0 && errno != EEXIST) {
-			setup_failed("create bind source %s: %s", b->src, strerror(errno));
+		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		int fd = root < 0 ? -1 : mkdir_beneath(root, b->src + 1, 0700);
+		int e = errno;
+		if (root >= 0)
+			close(root);
+		if (fd < 0) {
+			setup_failed("create bind source %s: %s%s", b->src, strerror(e),
+				     e == ELOOP ? " (a component is a symlink; kern never follows one)"
+						: "");
 			return EXIT_SETUP;
 		}
+		close(fd);
 	}
 	return 0;
 }

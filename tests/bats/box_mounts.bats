@@ -87,3 +87,29 @@ print(\"cas\", ssl.create_default_context().cert_store_stats()[\"x509_ca\"] > 0)
 	[[ ${lines[2]} == *"No such file or directory"* ]]
 	[ "${lines[3]}" = "cas True" ]
 }
+
+@test "OT-9: a missing -v source below a symlink is refused before anything is created through it [rootless]" {
+	d=$BATS_TEST_TMPDIR/ot9; mkdir -p "$d/user" "$d/target"
+	ln -s "$d/target" "$d/user/a"
+	run --separate-stderr "$KERN" box ot9 --image host -v "$d/user/a/b/c:/x" -- true
+	assert_status 125
+	# ELOOP's text is the C library's (glibc and musl differ).
+	[[ $stderr == "kern: sandbox setup failed: create bind source $d/user/a/b/c: "*" (a component is a symlink; kern never follows one)" ]]
+	[ "${#stderr_lines[@]}" = 1 ]
+	[ -z "$(ls -A "$d/target")" ]
+	# Missing parents of a plain path are still made, 0700 and the caller's.
+	run "$KERN" box ot9b --image host -v "$d/user/new/deeper:/x" -- true
+	assert_status 0
+	[ "$(stat -c '%a %u' "$d/user/new" "$d/user/new/deeper" | sort -u)" = "700 $(id -u)" ]
+}
+
+@test "OT-9: root creates nothing through a user's symlink to a root-only directory" {
+	shared_for_user
+	install -d -o kerntest -m 755 "$shared/home"
+	install -d -m 700 "$shared/rootonly"
+	runuser -u kerntest -- ln -s "$shared/rootonly" "$shared/home/a"
+	run --separate-stderr "$KERN" box ot9r --image host -v "$shared/home/a/b:/x" -- true
+	assert_status 125
+	[[ $stderr == *"create bind source $shared/home/a/b: "*" (a component is a symlink; kern never follows one)" ]]
+	[ -z "$(ls -A "$shared/rootonly")" ]
+}
