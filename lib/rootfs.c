@@ -143,9 +143,12 @@ static void build_dev(int rootfd, const char *root, int read_only)
 		if (symlink(links[i][1], path) < 0)
 			step_fail("symlink %s: %s", path, strerror(errno));
 	}
+	/* /dev/shm and /dev/mqueue stay writable under --ro (clients put
+	 * POSIX semaphores and queues there: isolation.md §4.1, "Writable
+	 * mounts seen by clients"), but nothing placed there runs (OT-10). */
 	snprintf(path, sizeof path, "%s/shm", dev);
 	if (mkdir(path, 01777) < 0 ||
-	    mount("tmpfs", path, "tmpfs", NOSUID_NODEV, "mode=1777") < 0)
+	    mount("tmpfs", path, "tmpfs", NOSUID_NODEV | MS_NOEXEC, "mode=1777") < 0)
 		step_fail("mount tmpfs on %s: %s", path, strerror(errno));
 	snprintf(path, sizeof path, "%s/mqueue", dev);
 	if (mkdir(path, 0755) < 0 ||

@@ -113,3 +113,22 @@ print(\"cas\", ssl.create_default_context().cert_store_stats()[\"x509_ca\"] > 0)
 	[[ $stderr == *"create bind source $shared/home/a/b: "*" (a component is a symlink; kern never follows one)" ]]
 	[ -z "$(ls -A "$shared/rootonly")" ]
 }
+
+@test "OT-10: /dev/shm is noexec,nosuid,nodev in every box; under --ro and untrusted it and /dev/mqueue stay writable, nothing else in /dev [rootless]" {
+	probe='grep -E " /dev/(shm|mqueue) " /proc/self/mounts | cut -d" " -f2,4
+echo data > /dev/shm/f && echo shm-write
+cp /bin/true /dev/shm/t && { /dev/shm/t 2>/dev/null && echo shm-exec || echo shm-noexec; }
+touch /dev/mqueue/q && echo mq-write
+touch /dev/x 2>/dev/null && echo dev-write || echo dev-ro'
+	for flags in "" "--ro" "--security-profile untrusted"; do
+		# shellcheck disable=SC2086
+		run "$KERN" box ot10 -q --image host $flags -- sh -c "$probe"
+		assert_status 0
+		assert_line_re '^/dev/shm rw,nosuid,nodev,noexec'
+		assert_line_re '^/dev/mqueue rw,nosuid,nodev,noexec'
+		assert_line_re '^shm-write$'
+		assert_line_re '^shm-noexec$'
+		assert_line_re '^mq-write$'
+		if [ -n "$flags" ]; then assert_line_re '^dev-ro$'; else assert_line_re '^dev-write$'; fi
+	done
+}
