@@ -3,9 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
+#include "diag.h"
 #include "xdg.h"
 
 static const char *abs_env(const char *name)
@@ -83,6 +86,116 @@ static int try_candidate(const char *path, int create, int parents)
 	return private_dir(path);
 }
 
+/* The runtime directory's candidates (box-cli.md §7.1). Only the order
+ * array decides which comes first. */
+enum rt_cand {
+	RT_XDG,		/* $XDG_RUNTIME_DIR/kern */
+	RT_RUN_USER,	/* /run/user/<uid>/kern, when /run/user/<uid> is ours to write */
+	RT_RUN_KERN,	/* /run/kern, for root, when /run is a tmpfs */
+	RT_TMP,		/* /tmp/kern-<uid> */
+	RT_DEV_SHM,	/* /dev/shm/kern-<uid> */
+	RT_HOME,	/* $XDG_STATE_HOME/kern/run or ~/.local/state/kern/run */
+};
+/* The shared directories first, then one no other user can create a name
+ * in: a squatter who pre-creates every shared name still cannot stop the
+ * caller's boxes (OT-8). */
+static const enum rt_cand runtime_order[] = {RT_XDG, RT_RUN_USER, RT_TMP, RT_DEV_SHM, RT_HOME};
+
+/* Candidate c's path into out; 0 when it does not apply on this host. */
+static int rt_path(enum rt_cand c, char *out, size_t len, const char *home)
+{
+	unsigned uid = (unsigned)geteuid();
+	const char *base;
+	struct statfs sf;
+	int n = -1;
+	switch (c) {
+	case RT_XDG:
+		if ((base = abs_env("XDG_RUNTIME_DIR")))
+			n = snprintf(out, len, "%s/kern", base);
+		break;
+	case RT_RUN_USER:
+		snprintf(out, len, "/run/user/%u", uid);
+		if (access(out, W_OK | X_OK) < 0)
+			return 0;
+		n = snprintf(out, len, "/run/user/%u/kern", uid);
+		break;
+	case RT_RUN_KERN:
+		if (uid != 0 || statfs("/run", &sf) < 0 || sf.f_type != TMPFS_MAGIC)
+			return 0;
+		n = snprintf(out, len, "/run/kern");
+		break;
+	case RT_TMP:
+		n = snprintf(out, len, "/tmp/kern-%u", uid);
+		break;
+	case RT_DEV_SHM:
+		n = snprintf(out, len, "/dev/shm/kern-%u", uid);
+		break;
+	case RT_HOME:
+		if ((base = abs_env("XDG_STATE_HOME")))
+			n = snprintf(out, len, "%s/kern/run", base);
+		else if (home)
+			n = snprintf(out, len, "%s/.local/state/kern/run", home);
+		break;
+	}
+	return n > 0 && (size_t)n < len;
+}
+
+/* What is at a candidate's path: nothing yet, kern's (a real directory
+ * of the euid), not ours (a symlink, a file, another user's), or out of
+ * reach (a parent we cannot search). */
+enum rt_state { RT_ABSENT, RT_OURS, RT_NOT_OURS, RT_UNREACHABLE };
+
+static enum rt_state rt_state(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? RT_ABSENT : RT_UNREACHABLE;
+	return S_ISDIR(st.st_mode) && st.st_uid == geteuid() ? RT_OURS : RT_NOT_OURS;
+}
+
+/* The first usable candidate. Without create: the one kern box would
+ * pick, so ps, stop and exec look where boxes are: a candidate that is
+ * ours, or absent with a parent kern box could create it in. With create:
+ * made (0700) and checked; a candidate someone else holds is passed over
+ * with one note naming it. */
+static int runtime_dir(char *out, size_t len, int create, const char *home)
+{
+	char skipped[4096] = "";
+	for (size_t i = 0; i < sizeof runtime_order / sizeof runtime_order[0]; i++) {
+		enum rt_cand c = runtime_order[i];
+		if (!rt_path(c, out, len, home))
+			continue;
+		enum rt_state st = rt_state(out);
+		if (st == RT_UNREACHABLE)
+			continue;
+		if (st == RT_NOT_OURS) {
+			if (!skipped[0])
+				snprintf(skipped, sizeof skipped, "%s", out);
+			continue;
+		}
+		if (!create) {
+			char parent[4096];
+			snprintf(parent, sizeof parent, "%s", out);
+			*strrchr(parent, '/') = 0;
+			if (st == RT_OURS || c == RT_HOME || access(parent[0] ? parent : "/", W_OK | X_OK) == 0)
+				return 0;
+			continue;
+		}
+		if (c == RT_HOME && make_parents(out) < 0)
+			continue;
+		if (private_dir(out) == 0) {
+			if (skipped[0])
+				note("%s is not kern's to use (a symlink, or another user's): using %s",
+				     skipped, out);
+			return 0;
+		}
+		if (rt_state(out) == RT_NOT_OURS && !skipped[0])
+			snprintf(skipped, sizeof skipped, "%s", out);
+	}
+	errno = skipped[0] ? EPERM : ENOENT;
+	return -1;
+}
+
 int kern_dir(enum kern_dir which, char *out, size_t len, int create)
 {
 	uid_t uid = geteuid();
@@ -92,19 +205,7 @@ int kern_dir(enum kern_dir which, char *out, size_t len, int create)
 
 	switch (which) {
 	case KDIR_RUNTIME:
-		if ((base = abs_env("XDG_RUNTIME_DIR"))) {
-			n = snprintf(cand, sizeof cand, "%s/kern", base);
-			if (n > 0 && (size_t)n < sizeof cand && try_candidate(cand, create, 0) == 0)
-				goto done;
-		}
-		snprintf(cand, sizeof cand, "/run/user/%u", (unsigned)uid);
-		if (access(cand, W_OK | X_OK) == 0) {
-			strcat(cand, "/kern");
-			if (try_candidate(cand, create, 0) == 0)
-				goto done;
-		}
-		snprintf(cand, sizeof cand, "/tmp/kern-%u", (unsigned)uid);
-		if (try_candidate(cand, create, 0) == 0)
+		if (runtime_dir(cand, sizeof cand, create, home) == 0)
 			goto done;
 		break;
 	case KDIR_CACHE:

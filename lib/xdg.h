@@ -7,7 +7,8 @@
 #include <stddef.h>
 
 enum kern_dir {
-	KDIR_RUNTIME,	/* $XDG_RUNTIME_DIR/kern, /run/user/<uid>/kern, /tmp/kern-<uid> */
+	KDIR_RUNTIME,	/* $XDG_RUNTIME_DIR/kern, /run/user/<uid>/kern, /tmp/kern-<uid>,
+			 * /dev/shm/kern-<uid>, ~/.local/state/kern/run (xdg.c) */
 	KDIR_CACHE,	/* $XDG_CACHE_HOME/kern/images, ~/.cache/kern/images, /tmp/kern-cache-<uid>/images */
 	KDIR_CONFIG,	/* $XDG_CONFIG_HOME/kern, ~/.config/kern */
 	KDIR_DATA,	/* $XDG_DATA_HOME/kern, ~/.local/share/kern */
@@ -15,8 +16,10 @@ enum kern_dir {
 
 /* Fill out with the directory. With create, make it (and missing parents
  * kern owns) 0700 and refuse a symlink or a directory owned by another uid;
- * a candidate that cannot be created falls through to the next. Returns 0,
- * or -1 with errno (the caller reports). */
+ * a candidate that cannot be created, or that another user holds, falls
+ * through to the next (for the runtime directory with a `kern: note:`).
+ * Without create, the runtime directory is the one a create would pick.
+ * Returns 0, or -1 with errno (the caller reports). */
 int kern_dir(enum kern_dir which, char *out, size_t len, int create);
 
 /* Make path a private directory: created 0700 if missing, then lstat'd:
