@@ -30,6 +30,7 @@
 #include "image.h"
 #include "init.h"
 #include "json.h"
+#include "logcap.h"
 #include "mountspec.h"
 #include "ns.h"
 #include "parse.h"
@@ -80,6 +81,8 @@ static const char usage[] =
 	"  --egress-allow D1,D2   only lo, plus an HTTP(S) proxy to these domains\n"
 	"resources:\n"
 	"  -m, --memory SIZE      memory cap (default 512m), swap 0, whole-box OOM kill\n"
+	"  --disk SIZE            cap of the writable root, a tmpfs charged to the memory\n"
+	"                         cap (default: half of it; 0 = the memory cap alone)\n"
 	"  --cpus C               CPU bandwidth cap (0.5, 2, ...)\n"
 	"  --pids-limit N         task cap (default 512)\n"
 	"  --require-limits       refuse to start unless memory and pids caps are enforced\n"
@@ -153,6 +156,8 @@ struct box_args {
 	struct strv envfile_entries;	/* file contents, in order, never on argv */
 	struct profiles prof;
 	char hostname_buf[HOST_NAME_LEN + 1];
+	uint64_t disk;		/* --disk, or disk_default() of the memory cap */
+	int disk_given;
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -166,7 +171,7 @@ static const char *const valued[] = {
 	"--image", "-v", "--mount", "--workdir", "-w", "--cap-drop", "--cap-add", "--user", "-u",
 	"--entrypoint", "--timeout", "--memory", "-m", "--cpus", "--pids-limit", "--security-profile",
 	"--apparmor", "--network", "--egress-allow", "--tmpfs", "--env-file", "--env", "-e", "--label",
-	"--ulimit", "--rootfs", "--pull", "--platform", "--hostname", "--config", NULL};
+	"--ulimit", "--rootfs", "--pull", "--platform", "--hostname", "--config", "--disk", NULL};
 static const char *const bare[] = {
 	"--ro", "--read-only", "--no-uid-range", "--uid-range", "--require-limits", "--net",
 	"--show-config", "-d", "--detach", "--init", "-q", "--quiet", "--allow-uncapped",
@@ -234,6 +239,12 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 			return usage_error("bad --memory '%s' (bytes, or a number with b, k, m or g)", v);
 		a->limits.memory = u;
 		a->limits.memory_given = 1;
+	} else if (!strcmp(f, "--disk")) {
+		if (parse_size(v, 1, &u) < 0)
+			return usage_error("bad --disk '%s' (bytes, or a number with b, k, m, g or t; "
+					   "0 = only the memory cap)", v);
+		a->disk = u;
+		a->disk_given = 1;
 	} else if (!strcmp(f, "--cpus")) {
 		if (parse_cpus(v, &u) < 0)
 			return usage_error("--cpus takes a decimal > 0, not '%s'", v);
@@ -620,7 +631,9 @@ static int validate(struct box_args *a)
 			a->limits.cpu_micro = (uint64_t)n * 1000000;
 	}
 	if (!a->limits.memory)
-		a->limits.memory = 512ULL << 20;
+		a->limits.memory = KERN_MEMORY_DEFAULT;
+	if (!a->disk_given)
+		a->disk = disk_default(a->limits.memory);
 	if (!a->limits.pids)
 		a->limits.pids = 512;
 	snprintf(a->hostname_buf, sizeof a->hostname_buf, "%.64s", a->hostname ? a->hostname : a->name);
@@ -998,13 +1011,18 @@ static int detach(struct launch *l, int *report_fd)
 	if (l->alive_fd >= 0)
 		close(l->alive_fd);
 	l->started_fd = l->alive_fd = -1;
-	snprintf(log, sizeof log, "%s/logs/%s-%d.log", l->runtime, l->a->name, (int)getpid());
-	int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int nfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	/* The output goes through a relay that bounds the log (logcap.h). */
+	char dir[PATH_MAX], file[128];
+	const char *what;
+	snprintf(dir, sizeof dir, "%s/logs", l->runtime);
+	snprintf(file, sizeof file, "%s-%d.log", l->a->name, (int)getpid());
+	snprintf(log, sizeof log, "%s/%s", dir, file);
+	int lfd = log_relay_start(dir, file, &what);
+	int nfd = lfd < 0 ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (lfd < 0 || nfd < 0) {
 		char msg[PATH_MAX + 64];
-		int n = snprintf(msg, sizeof msg, "125 kern: sandbox setup failed: open %s: %s", log,
-				 strerror(errno));
+		int n = snprintf(msg, sizeof msg, "125 kern: sandbox setup failed: %s %s: %s",
+				 lfd < 0 ? what : "open", lfd < 0 ? log : "/dev/null", strerror(errno));
 		(void)write_all(p[1], msg, (size_t)n);
 		_exit(EXIT_SETUP);
 	}
@@ -1169,6 +1187,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 
 	/* 12-15: kern-wait; PID 1 runs kern-fs and kern-seccomp. */
 	l.fs.scratch = l.scratch;
+	l.fs.disk = a->disk;
 	l.fs.hostname = a->hostname_buf;
 	l.fs.read_only = a->read_only;
 	l.fs.rootless = geteuid() != 0;
@@ -1361,6 +1380,9 @@ static int box_plan(struct box_args *a)
 	if (!host)
 		opt("--lower", lower);
 	opt("--hostname", a->hostname_buf);
+	snprintf(buf, sizeof buf, "%" PRIu64, a->disk);
+	if (!a->bind_rootfs)
+		opt("--disk", buf);
 	if (a->read_only)
 		opt("--ro", NULL);
 	if (geteuid() != 0)
@@ -1382,6 +1404,13 @@ static int box_plan(struct box_args *a)
 		snprintf(buf, sizeof buf, "%s:%" PRIu64, a->tmpfs[i].path, a->tmpfs[i].size);
 		opt("--tmpfs", buf);
 	}
+	/* vdisk: and vgpio: profiles, as kern box mounts them. */
+	for (int i = 0; i < a->prof.nvdisks; i++) {
+		snprintf(buf, sizeof buf, "%s:%" PRIu64, a->prof.vdisks[i].path, a->prof.vdisks[i].size);
+		opt("--tmpfs", buf);
+	}
+	for (int i = 0; i < a->prof.ndevices; i++)
+		opt("--device", a->prof.devices[i]);
 	printf(" -- \\\n  kern-seccomp");
 	/* In kern box's order: the image's environment, env files, then -e. */
 	for (char **e = l.icfg.env; e && *e; e++)

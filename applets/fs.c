@@ -13,6 +13,7 @@
 #include "chain.h"
 #include "diag.h"
 #include "mountspec.h"
+#include "parse.h"
 #include "report.h"
 #include "rootfs.h"
 #include "selfexec.h"
@@ -28,6 +29,8 @@ static const char usage[] =
 	"  --root overlay|bind|host  overlay on --lower; --lower itself; the host image\n"
 	"  --lower DIR               the image rootfs or --rootfs directory\n"
 	"  --scratch DIR             upper/ work/ merged/ (default: from kern-wait)\n"
+	"  --disk SIZE               the writable layer: a tmpfs over the scratch directory\n"
+	"                            of this size (default 256m; 0 = no size= of its own)\n"
 	"  --hostname NAME           the box hostname\n"
 	"  --ro                      read-only root and /dev\n"
 	"  --rootless                overlay with userxattr (an unprivileged caller)\n"
@@ -47,7 +50,9 @@ static int fs_main(int argc, char **argv)
 	static struct bind_spec binds[MAX_ITEMS];
 	static struct tmpfs_spec tmpfs[MAX_ITEMS];
 	static struct dev_spec devices[MAX_ITEMS];
-	struct fs_config c = {.binds = binds, .tmpfs = tmpfs, .devices = devices};
+	struct fs_config c = {.binds = binds, .tmpfs = tmpfs, .devices = devices,
+			      .disk = disk_default(0)};
+	uint64_t size;
 	struct chain_fds ch;
 	const char *root = NULL, *why, *f = NULL;
 	int next = split_dashdash(argc, argv);
@@ -72,6 +77,10 @@ static int fs_main(int argc, char **argv)
 			c.lower = v;
 		} else if (!strcmp(f, "--scratch")) {
 			c.scratch = v;
+		} else if (!strcmp(f, "--disk")) {
+			if (parse_size(v, 1, &size) < 0)
+				goto bad;
+			c.disk = size;
 		} else if (!strcmp(f, "--hostname")) {
 			c.hostname = v;
 		} else if (!strcmp(f, "--workdir")) {

@@ -38,11 +38,22 @@ enum root_kind {
 
 enum net_mode { NET_NONE, NET_HOST, NET_EGRESS };
 
+/* The writable layer's default size (--disk): half the box's memory cap.
+ * The layer is a tmpfs charged to that cap, so a full layer answers
+ * ENOSPC while the box's processes still have the other half (man
+ * kern-box, --disk). kern-fs run by hand assumes kern box's default cap. */
+#define KERN_MEMORY_DEFAULT (512ULL << 20)
+static inline uint64_t disk_default(uint64_t memory)
+{
+	return (memory ? memory : KERN_MEMORY_DEFAULT) / 2;
+}
+
 /* kern-fs: everything PID 1 needs to build the root (isolation.md §2.6). */
 struct fs_config {
 	enum root_kind root;
 	const char *lower;	/* overlay lower / bound root; unused for ROOT_HOST */
 	const char *scratch;	/* <runtime>/scratch/<name>-<pid>; upper/ work/ merged/ */
+	uint64_t disk;		/* size of the writable layer's tmpfs; 0 = the memory cap alone */
 	const char *hostname;
 	int read_only;
 	int rootless;		/* overlay needs userxattr */

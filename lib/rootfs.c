@@ -11,9 +11,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "bindmount.h"
+#include "diag.h"
 #include "mountutil.h"
 #include "path.h"
 #include "report.h"
@@ -22,6 +24,56 @@
 
 #define NOSUID_NODEV (MS_NOSUID | MS_NODEV)
 
+/* tmpfs options: mode, and size= unless size is 0 (unlimited: only the
+ * memory cgroup the pages are charged to bounds it). */
+static const char *tmpfs_opts(char *buf, size_t len, const char *mode, uint64_t size)
+{
+	if (size)
+		snprintf(buf, len, "mode=%s,size=%llu", mode, (unsigned long long)size);
+	else
+		snprintf(buf, len, "mode=%s", mode);
+	return buf;
+}
+
+/* The box's writable layer (OT-7): a size-capped tmpfs over the scratch
+ * directory, private to this mount namespace, holding the overlay's
+ * merged/, upper/ and work/. A box can fill it (ENOSPC at --disk) but not
+ * the host's disk; its pages are charged to the memory cgroup of the
+ * process that writes them, the box's; it is gone with the box. upper/
+ * keeps the mode kern-wait gave it on disk (the box's / takes it). On a
+ * kernel whose tmpfs has no user.* xattrs (before 6.6) overlayfs cannot
+ * keep its whiteouts and opaque directories there with userxattr: the
+ * layer stays on the scratch directory's filesystem, uncapped, with a
+ * warning. */
+static void mount_layer(const struct fs_config *c)
+{
+	static const char *const subs[] = {"merged", "upper", "work"};
+	char opts[128], sub[4096];
+	struct stat up;
+	snprintf(sub, sizeof sub, "%s/upper", c->scratch);
+	if (stat(sub, &up) < 0)
+		step_fail("stat %s: %s", sub, strerror(errno));
+	if (mount("tmpfs", c->scratch, "tmpfs", NOSUID_NODEV,
+		  tmpfs_opts(opts, sizeof opts, "0700", c->disk)) < 0)
+		step_fail("mount tmpfs (the writable layer) on %s: %s", c->scratch, strerror(errno));
+	/* The test build can play such a kernel. */
+	if ((setxattr(c->scratch, "user.kern", "", 0, 0) < 0 && (errno == EOPNOTSUPP || errno == ENOTSUP)) ||
+	    test_flag("KERN_TEST_NO_TMPFS_XATTR")) {
+		if (umount2(c->scratch, MNT_DETACH) < 0)
+			step_fail("umount %s: %s", c->scratch, strerror(errno));
+		warning("the writable layer is not size-capped: this kernel's tmpfs has no user "
+			"xattrs for an overlay upper (Linux 6.6); writes to / land in %s", c->scratch);
+		return;
+	}
+	for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+		snprintf(sub, sizeof sub, "%s/%s", c->scratch, subs[i]);
+		mode_t mode = i == 1 ? (up.st_mode & 07777) : 0700;
+		/* chmod after mkdir: the umask must not narrow the upper's mode. */
+		if (mkdir(sub, mode) < 0 || chmod(sub, mode) < 0)
+			step_fail("mkdir %s: %s", sub, strerror(errno));
+	}
+}
+
 static void mount_root(const struct fs_config *c, const char *merged)
 {
 	char opts[512], lo[64], up[64], wk[64], sub[4096];
@@ -29,7 +81,9 @@ static void mount_root(const struct fs_config *c, const char *merged)
 
 	switch (c->root) {
 	case ROOT_HOST:
-		if (mount("tmpfs", merged, "tmpfs", NOSUID_NODEV, "mode=0755,size=16m") < 0)
+		/* The root is a tmpfs already: --disk sizes it. */
+		if (mount("tmpfs", merged, "tmpfs", NOSUID_NODEV,
+			  tmpfs_opts(opts, sizeof opts, "0755", c->disk)) < 0)
 			step_fail("mount tmpfs on %s: %s", merged, strerror(errno));
 		return;
 	case ROOT_BIND: {
@@ -49,6 +103,7 @@ static void mount_root(const struct fs_config *c, const char *merged)
 		return;
 	}
 	case ROOT_OVERLAY:
+		mount_layer(c);
 		break;
 	}
 	/* userxattr always: PID 1 mounts from inside a user namespace even for
@@ -236,11 +291,7 @@ static void mount_tmpfs(int rootfd, const char *root, const char *dst, uint64_t 
 	if (cur >= 0)
 		close(cur);
 	snprintf(path, sizeof path, "%s%s", root, dst);
-	if (size)
-		snprintf(opts, sizeof opts, "mode=1777,size=%llu", (unsigned long long)size);
-	else
-		snprintf(opts, sizeof opts, "mode=1777");
-	if (mount("tmpfs", path, "tmpfs", NOSUID_NODEV, opts) < 0)
+	if (mount("tmpfs", path, "tmpfs", NOSUID_NODEV, tmpfs_opts(opts, sizeof opts, "1777", size)) < 0)
 		step_fail("mount tmpfs on %s: %s", dst, strerror(errno));
 }
 

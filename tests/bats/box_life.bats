@@ -262,6 +262,27 @@ kill_at_phase() {
 	[ "$status" -eq 125 ]
 }
 
+@test "OT-7: a detached box's log keeps at most 2 x 8 MiB, the newest output; its relay ends with the box [rootless]" {
+	run "$KERN" box det5 --image host -d -- sh -c 'echo first; head -c 40000000 /dev/zero | tr "\0" x; echo; echo last; echo err >&2'
+	assert_status 0
+	for _ in $(seq 100); do "$KERN" ps -q | grep -qx det5 || break; sleep 0.1; done
+	! "$KERN" ps -q | grep -qx det5
+	log=$(ls "$(runtime_dir)"/logs/det5-*.log)
+	# The relay has written everything and is gone: no process holds the log.
+	for _ in $(seq 50); do
+		held=$(find /proc/[0-9]*/fd -lname "$log*" 2>/dev/null | head -1)
+		[ -z "$held" ] && break
+		sleep 0.1
+	done
+	[ -z "$held" ]
+	[ "$(stat -c %s "$log.1")" -le $((8 << 20)) ]
+	[ "$(stat -c %s "$log")" -le $((8 << 20)) ]
+	[ "$(tail -n 2 "$log")" = "last
+err" ]
+	! grep -q first "$log" "$log.1"
+	[ ! -e "$log.2" ]
+}
+
 @test "IO-1: a slow reader of a 1 GiB stdout: kern's RSS stays small, the client truncates, the box ends on SIGPIPE [rootless]" {
 	mkfifo "$BATS_TEST_TMPDIR/out"
 	"$KERN" box io1 --image host -- sh -c 'head -c 1073741824 /dev/zero' >"$BATS_TEST_TMPDIR/out" &

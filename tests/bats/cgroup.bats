@@ -131,6 +131,62 @@ with_no_cgroups() {
 	[[ $output == *"ENOSPC after 32 MiB"* ]] && [[ $output == *alive* ]]
 }
 
+# The size of the box's / in bytes, as the box sees it.
+root_size() { "$KERN" box "$N" --allow-uncapped "$@" -- sh -c 'echo $(( $(stat -f -c "%b * %S" /) ))'; }
+
+@test "OT-7: the writable root is capped at half the memory cap by default, --disk sets it, for an image root and --image host [rootless]" {
+	r=$(mkrootfs)
+	mib=$((1 << 20))
+	[ "$(root_size --rootfs "$r")" = $((256 * mib)) ]
+	[ "$(root_size --image host)" = $((256 * mib)) ]
+	[ "$(root_size --rootfs "$r" --memory 128m)" = $((64 * mib)) ]
+	[ "$(root_size --rootfs "$r" --memory 128m --disk 100m)" = $((100 * mib)) ]
+	[ "$(root_size --image host --disk 48m)" = $((48 * mib)) ]
+	run --separate-stderr "$KERN" box "$N" --image host --disk 12q -- true
+	assert_status 1
+	[[ $stderr == "error: box: bad --disk '12q'"* ]]
+}
+
+@test "OT-7: 200 MiB into / with --disk 64m is ENOSPC at 64 MiB, the box lives, and nothing lands on the host's disk [rootless]" {
+	r=$(mkrootfs); w=$BATS_TEST_TMPDIR/w; mkdir -p "$w"
+	"$KERN" box "$N" --allow-uncapped --rootfs "$r" --disk 64m -v "$w:/w" -- sh -c '
+dd if=/dev/zero of=/fill bs=1M count=200 2>/w/dd; echo "status $?" >>/w/dd
+ls -l /fill | tr -s " " | cut -d" " -f5 >>/w/dd; touch /w/full; sleep 3; echo alive >>/w/dd' &
+	wait_for "$w/dd" '^[0-9]+$' 20
+	# While the box holds 64 MiB in its /, the host side of its scratch holds nothing.
+	used=$(du -sk "$(runtime_dir)/scratch" | cut -f1)
+	wait
+	cat "$w/dd"
+	grep -q 'No space left on device' "$w/dd"
+	grep -qx 'status 1' "$w/dd"
+	[ "$(grep -x '[0-9]*' "$w/dd")" = $((64 << 20)) ]
+	grep -qx alive "$w/dd"
+	[ "$used" -lt 1024 ]
+}
+
+@test "OT-7: where tmpfs cannot hold an overlay upper (before Linux 6.6) the layer stays on disk with a warning [rootless]" {
+	r=$(mkrootfs)
+	run --separate-stderr env KERN_TEST_NO_TMPFS_XATTR=1 "$KERN_T" box "$N" --allow-uncapped --rootfs "$r" --disk 1m -- \
+		sh -c 'dd if=/dev/zero of=/f bs=1M count=2 2>/dev/null && echo wrote-2m; rm /bin/ls; [ -e /bin/ls ] || echo whiteout-ok'
+	assert_status 0
+	[ "$output" = "wrote-2m
+whiteout-ok" ]
+	[[ $stderr == "kern: warning: the writable layer is not size-capped: this kernel's tmpfs has no user xattrs for an overlay upper (Linux 6.6); writes to / land in $(runtime_dir)/scratch/$N-"* ]]
+}
+
+@test "OT-7: the layer is charged to the box's memory cap: with --disk 0 under --memory 128m, 200 MiB into / is an OOM kill [rootless]" {
+	require_caps
+	run --separate-stderr box --memory 128m --disk 0 -- /h/cg-hog file /fill 200
+	assert_status 137
+	[[ $stderr == *"killed by the kernel's OOM killer"* ]]
+	# The default (half the cap) answers ENOSPC first (--image host's /
+	# holds kern's /etc and the mount points already).
+	run --separate-stderr box --memory 128m -- sh -c '/h/cg-hog file /fill 200; echo "status $?"'
+	assert_status 0
+	assert_line_re '^ENOSPC after 6[34] MiB$'
+	assert_line_re '^status 28$'
+}
+
 @test "CG-6: a fork loop under --pids-limit 32 gets EAGAIN and the box exits 0 (FACT: forks) [rootless]" {
 	require_caps
 	run box --pids-limit 32 -- /h/cg-hog forks 1000

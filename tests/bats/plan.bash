@@ -6,7 +6,9 @@
 # Mount point, type and options of every mount, as the box sees them.
 # Overlay options name the lower, upper and work directories by descriptor
 # number, which differs between the two runs: compare without the numbers.
-probe='awk "{print \$2, \$3, \$4}" /proc/self/mounts | sed "s|/proc/self/fd/[0-9]*|fd|g"; echo ---; env | sort; echo ---; id -u; hostname; pwd; exit 7'
+# The size of / is the writable layer's (--disk), which /proc/self/mounts
+# does not show for an overlay root.
+probe='awk "{print \$2, \$3, \$4}" /proc/self/mounts | sed "s|/proc/self/fd/[0-9]*|fd|g"; echo ---; env | sort; echo ---; id -u; hostname; pwd; stat -f -c "%b %S" /; exit 7'
 
 compare_plan() {
 	run "$KERN" box "$@" -- sh -c "$probe"

@@ -24,6 +24,19 @@ setup() { kern_private_dirs; }
 	compare_plan planr --rootfs "$r" --label a=b
 }
 
+@test "plan: the same with --memory, --disk and a vdisk profile, on an overlay (static kern) [rootless]" {
+	[ -x "$TREE/build/kern-static" ] || skip "no static build (make static); a dynamic kern cannot exec itself inside a root without its loader"
+	use_static_chain
+	r=$(mkrootfs)
+	cfg=$BATS_TEST_TMPDIR/kern.toml
+	printf '[[vdisk]]\nname = "scratch"\nsize = "8m"\n' >"$cfg"
+	compare_plan planm --rootfs "$r" --memory 96m --config "$cfg" vdisk:scratch
+	[[ $output == *"/vdisk/scratch tmpfs rw,nosuid,nodev,relatime,size=8192k"* ]]
+	[ "$(grep -x '[0-9]* 4096' <<<"$output")" = "12288 4096" ]
+	compare_plan planm --rootfs "$r" --disk 40m
+	[ "$(grep -x '[0-9]* 4096' <<<"$output")" = "10240 4096" ]
+}
+
 @test "plan: one step per line, secrets from --env-file never inline [rootless]" {
 	printf 'TOKEN=s3cr3t\n' >"$BATS_TEST_TMPDIR/env"
 	run "$KERN" box plans --image host --env-file "$BATS_TEST_TMPDIR/env" --plan -- true
