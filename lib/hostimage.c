@@ -19,10 +19,14 @@ static const char *const system_dirs[] = {"usr", "bin", "sbin", "lib", "lib32", 
 /* What programs need from /etc to start, bound read-only when present.
  * Of /etc/ssl only what verifying a certificate reads (OpenSSL's default
  * CA file and directory, which Debian's /usr/lib/ssl points at, and its
- * configuration): never ssl/private (OT-6). */
+ * configuration): never ssl/private (OT-6). matplotlibrc and fonts:
+ * Debian's matplotlib reads its defaults from /etc and refuses to import
+ * without them, fontconfig its configuration, and charts are what a code
+ * interpreter box is asked for most. */
 static const char *const etc_binds[] = {"ld.so.cache", "ld.so.conf", "ld.so.conf.d",
 					"alternatives", "ssl/certs", "ssl/openssl.cnf",
-					"ca-certificates", "localtime", "os-release"};
+					"ca-certificates", "localtime", "os-release",
+					"matplotlibrc", "fonts"};
 
 static void write_at(int dirfd, const char *root, const char *name, const char *text, mode_t mode)
 {

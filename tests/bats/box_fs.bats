@@ -303,12 +303,24 @@ cat /etc/passwd; touch /usr/x 2>&1; true'
 	done
 	etc=$(sed -n '/^---$/,/^---$/p' <<<"$output" | grep -v -- --- | tr '\n' ' ')
 	for f in $etc; do
-		case $f in passwd|group|hosts|nsswitch.conf|ld.so.cache|ld.so.conf|ld.so.conf.d|alternatives|ssl|ca-certificates|localtime|os-release|resolv.conf) ;;
+		case $f in passwd|group|hosts|nsswitch.conf|ld.so.cache|ld.so.conf|ld.so.conf.d|alternatives|ssl|ca-certificates|localtime|os-release|resolv.conf|matplotlibrc|fonts) ;;
 		*) echo "unexpected /etc/$f"; return 1 ;; esac
 	done
 	refute_line_re '^visible '
 	[ "$(grep -c ':x:' <<<"$output")" -eq 2 ]
 	assert_line_re 'Read-only file system'
+}
+
+@test "--image host: Debian's matplotlib imports and draws (its defaults live in /etc/matplotlibrc) [rootless]" {
+	[ -f /etc/matplotlibrc ] || skip "python3-matplotlib is not installed on this host"
+	run --separate-stderr "$KERN" box mpl --image host -- python3 -c '
+import matplotlib; matplotlib.use("Agg")
+import matplotlib.pyplot as plt, io
+plt.plot([1, 2, 3]); b = io.BytesIO(); plt.savefig(b, format="png")
+print(matplotlib.matplotlib_fname(), b.getvalue()[:4] == b"\x89PNG")'
+	assert_status 0
+	[ "$output" = "/etc/matplotlibrc True" ]
+	[ -z "$stderr" ]
 }
 
 @test "--workdir is created and used; image default is / [rootless]" {
