@@ -32,13 +32,15 @@ static char *slurp(int rootfd, const char *rel, const char *builtin)
 	return buf;
 }
 
-/* Field f (0-based) of a colon-separated line, copied into out. */
+/* Field f (0-based) of a colon-separated line, copied into out. A line
+ * with fewer fields has no field f: the walk never crosses into the next
+ * line (found by the image_config fuzz target). */
 static int field(const char *line, int f, char *out, size_t len)
 {
 	const char *p = line;
 	for (int i = 0; i < f; i++) {
-		p = strchr(p, ':');
-		if (!p)
+		p += strcspn(p, ":\n");
+		if (*p != ':')
 			return -1;
 		p++;
 	}
@@ -133,10 +135,16 @@ int user_resolve(int rootfd, const char *spec, struct lockdown *ld, char *why, s
 		if (field(l, 3, members, sizeof members) < 0 || field(l, 2, gbuf, sizeof gbuf) < 0 ||
 		    num(gbuf, &g) < 0)
 			continue;
-		for (char *p = members, *m; (m = strsep(&p, ","));)
-			if (strcmp(m, name) == 0 && ld->ngroups < LOCKDOWN_MAX_GROUPS &&
-			    (gid_t)g != ld->gid)
+		int have = 0;
+		for (int i = 0; i < ld->ngroups; i++)
+			have |= ld->groups[i] == (gid_t)g;
+		/* A group listed twice (two lines with one gid, a name repeated
+		 * among the members) is still one group, as initgroups(3) has it. */
+		for (char *p = members, *m; !have && (m = strsep(&p, ","));)
+			if (strcmp(m, name) == 0 && ld->ngroups < LOCKDOWN_MAX_GROUPS) {
 				ld->groups[ld->ngroups++] = (gid_t)g;
+				have = 1;
+			}
 	}
 	ld->user_set = uid != 0 || gid != 0 || ld->ngroups > 1;
 	rc = 0;
