@@ -14,10 +14,3 @@ $(B)/helpers/cg-hog: $(B)/obj/tests/helpers/cg-hog.o
 	$(CC) $(CFLAGS) $(DYN_CFLAGS) $(DYN_LDFLAGS) -o $@ $^
 
 -include $(B)/obj/tests/helpers/cg-run.d $(B)/obj/tests/helpers/cg-hog.d
-
-# FZ-5, kern.toml: the TOML subset parser under libFuzzer (make fuzz).
-$(B)/fuzz/toml: tests/fuzz/toml.c lib/toml.c lib/toml.h
-	@mkdir -p $(dir $@)
-	clang -std=c11 -D_GNU_SOURCE -Ilib -g -O1 -fsanitize=fuzzer,address,undefined \
-		-o $@ tests/fuzz/toml.c lib/toml.c
-fuzz: $(B)/fuzz/toml

@@ -70,13 +70,6 @@ LOCKDOWN_HELPERS := $(LOCKDOWN_PROBES) $(B)/helpers/exec-guard $(B)/helpers/lock
 lockdown-helpers: $(LOCKDOWN_HELPERS)
 check: lockdown-helpers
 
-# FZ-8: the seccomp programs in a userspace BPF interpreter (libFuzzer).
-$(B)/fuzz/seccomp-bpf: tests/fuzz/seccomp_bpf.c tests/unit/bpf_interp.c tests/unit/bpf_interp.h $(GEN_HEADERS)
-	@mkdir -p $(dir $@)
-	clang -std=c11 -D_GNU_SOURCE -I$(B)/gen -Itests/unit -g -O1 -fsanitize=fuzzer,address,undefined \
-		-o $@ tests/fuzz/seccomp_bpf.c tests/unit/bpf_interp.c
-fuzz: $(B)/fuzz/seccomp-bpf
-
 # The per-box cost of loading the prebuilt program against compiling the
 # same policy with libseccomp at run time, side by side.
 $(B)/bench/seccomp-load: bench/seccomp-load.c $(SECCOMP_POLICY) $(GEN_HEADERS)

@@ -92,12 +92,23 @@ static void check_sandbox(int root, int staged)
 		closedir(d);
 }
 
+static char sandbox_path[] = "/tmp/kern-fuzz-layer-XXXXXX";
+
+/* The sandbox goes when the fuzzer exits (each make check replay made one). */
+static void cleanup(void)
+{
+	tree_rm_at(sandbox, "root");
+	unlinkat(sandbox, "canary", 0);
+	unlinkat(sandbox, "outside", AT_REMOVEDIR);
+	rmdir(sandbox_path);
+}
+
 static void setup(void)
 {
-	char dir[] = "/tmp/kern-fuzz-layer-XXXXXX";
-	if (!mkdtemp(dir))
+	if (!mkdtemp(sandbox_path))
 		die("mkdtemp");
-	sandbox = open(dir, O_RDONLY | O_DIRECTORY);
+	atexit(cleanup);
+	sandbox = open(sandbox_path, O_RDONLY | O_DIRECTORY);
 	if (sandbox < 0 || mkdirat(sandbox, "outside", 0755) < 0)
 		die("sandbox");
 	int fd = openat(sandbox, "canary", O_WRONLY | O_CREAT | O_EXCL, 0644);
