@@ -3,6 +3,7 @@
  * anything unusual is a 400, never a guess. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -129,9 +130,9 @@ static int request_line(const char *p, size_t len, const char **target, size_t *
 	return 0;
 }
 
-/* One header line (no CRLF): "name:" OWS value OWS. Sets *host / *hlen
- * when it is a Host: field; counts them in *nhost. */
-static int header_line(const char *p, size_t len, const char **host, size_t *hlen, int *nhost)
+/* One header line (no CRLF): "name:" OWS value OWS. Gives the name's
+ * length and the value without its surrounding whitespace. */
+static int header_line(const char *p, size_t len, size_t *nlen, const char **val, size_t *vlen)
 {
 	size_t i = 0;
 	while (i < len && is_tchar((unsigned char)p[i]))
@@ -139,7 +140,6 @@ static int header_line(const char *p, size_t len, const char **host, size_t *hle
 	/* No name, space before the colon, or an obs-fold continuation. */
 	if (i == 0 || i >= len || p[i] != ':')
 		return 400;
-	int is_host = i == 4 && strncasecmp(p, "host", 4) == 0;
 	size_t v = i + 1, e = len;
 	for (size_t j = v; j < len; j++) {
 		unsigned char c = (unsigned char)p[j];
@@ -150,19 +150,55 @@ static int header_line(const char *p, size_t len, const char **host, size_t *hle
 		v++;
 	while (e > v && (p[e - 1] == ' ' || p[e - 1] == '\t'))
 		e--;
-	if (is_host) {
-		(*nhost)++;
-		*host = p + v;
-		*hlen = e - v;
-	}
+	*nlen = i;
+	*val = p + v;
+	*vlen = e - v;
 	return 0;
+}
+
+static int named(const char *p, size_t nlen, const char *name)
+{
+	return nlen == strlen(name) && strncasecmp(p, name, nlen) == 0;
+}
+
+/* What the fields say about the request: its Host (counted), its body's
+ * framing. */
+struct fields {
+	const char *host;
+	size_t hostlen;
+	int nhost, nlength, bad_length;
+};
+
+static void field(const char *p, size_t nlen, const char *v, size_t vlen, struct fields *f,
+		  struct egress_request *r)
+{
+	if (named(p, nlen, "host")) {
+		f->nhost++;
+		f->host = v;
+		f->hostlen = vlen;
+	} else if (named(p, nlen, "content-length")) {
+		/* One plain number: no list, no sign, no second field. */
+		unsigned long long n = 0;
+		f->nlength++;
+		f->bad_length |= vlen == 0 || vlen > 18;
+		for (size_t i = 0; i < vlen && !f->bad_length; i++) {
+			if (v[i] < '0' || v[i] > '9')
+				f->bad_length = 1;
+			else
+				n = n * 10 + (unsigned)(v[i] - '0');
+		}
+		r->length = n;
+	} else if (named(p, nlen, "transfer-encoding")) {
+		r->chunked = 1;
+	}
 }
 
 int egress_head_parse(const char *head, size_t len, struct egress_request *r)
 {
-	const char *target = NULL, *host = NULL;
-	size_t tlen = 0, hostlen = 0, pos = 0;
-	int nhost = 0, first = 1;
+	const char *target = NULL;
+	size_t tlen = 0, pos = 0;
+	struct fields f = {0};
+	int first = 1;
 
 	memset(r, 0, sizeof *r);
 	if (len < 4 || memcmp(head + len - 4, "\r\n\r\n", 4) != 0)
@@ -174,20 +210,32 @@ int egress_head_parse(const char *head, size_t len, struct egress_request *r)
 		size_t n = (size_t)(eol - (head + pos));
 		if (n == 0)
 			break;	/* the empty line that ends the head */
-		int rc = first ? request_line(head + pos, n, &target, &tlen, &r->is_connect)
-			       : header_line(head + pos, n, &host, &hostlen, &nhost);
-		if (rc)
-			return rc;
+		if (first) {
+			int rc = request_line(head + pos, n, &target, &tlen, &r->is_connect);
+			if (rc)
+				return rc;
+		} else {
+			size_t nlen, vlen;
+			const char *v;
+			int rc = header_line(head + pos, n, &nlen, &v, &vlen);
+			if (rc)
+				return rc;
+			field(head + pos, nlen, v, vlen, &f, r);
+		}
 		first = 0;
 		pos += n + 2;
 	}
 	if (first || pos + 2 != len)
 		return 400;
 	/* Two Host: fields mean two readers may disagree: refuse. */
-	if (nhost > 1)
+	if (f.nhost > 1)
 		return 400;
 	if (r->is_connect)
 		return egress_authority(target, tlen, 443, r);
+	/* The same for the body's end: it is where the next request would
+	 * start (RFC 9112 §6.3). */
+	if (f.bad_length || f.nlength > 1 || (f.nlength && r->chunked))
+		return 400;
 
 	static const char *const schemes[] = {"http://", "https://"};
 	for (size_t s = 0; s < 2; s++) {
@@ -197,12 +245,89 @@ int egress_head_parse(const char *head, size_t len, struct egress_request *r)
 			size_t alen = 0;
 			while (alen < tlen - sl && a[alen] != '/' && a[alen] != '?' && a[alen] != '#')
 				alen++;
+			/* Origin form: what follows the authority, "/" first. */
+			r->target_off = (size_t)(a + alen - head);
+			r->target_len = tlen - sl - alen;
+			r->target_slash = r->target_len == 0 || a[alen] != '/';
 			return egress_authority(a, alen, 80, r);
 		}
 	}
 	if (target[0] != '/' && !(tlen == 1 && target[0] == '*'))
 		return 400;
-	if (nhost == 0 || hostlen == 0 || memchr(host, '@', hostlen))
+	if (f.nhost == 0 || f.hostlen == 0 || memchr(f.host, '@', f.hostlen))
 		return 400;
-	return egress_authority(host, hostlen, 80, r);
+	r->target_off = (size_t)(target - head);
+	r->target_len = tlen;
+	return egress_authority(f.host, f.hostlen, 80, r);
+}
+
+/* Fields that concern one connection only (RFC 9110 §7.6.1), and the
+ * client's credentials for a proxy: never passed on. */
+static int hop_by_hop(const char *p, size_t nlen)
+{
+	static const char *const names[] = {"host", "connection", "proxy-connection", "keep-alive",
+					    "te", "upgrade", "proxy-authorization"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (named(p, nlen, names[i]))
+			return 1;
+	return 0;
+}
+
+struct out {
+	char *p;
+	size_t cap, len;
+	int full;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	if (o->full || n > o->cap - o->len) {
+		o->full = 1;
+		return;
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+}
+
+static void puts_(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+size_t egress_head_forward(const char *head, size_t len, const struct egress_request *r, char *out,
+			   size_t cap)
+{
+	struct out o = {out, cap, 0, 0};
+	/* The request line: METHOD SP target SP HTTP/1.x, as parsed. */
+	const char *eol = memmem(head, len, "\r\n", 2), *sp = memchr(head, ' ', len);
+	char port[8];
+	if (!eol || !sp || eol - head < 8)
+		return 0;
+	put(&o, head, (size_t)(sp - head) + 1);
+	if (r->target_slash)
+		puts_(&o, "/");
+	put(&o, head + r->target_off, r->target_len);
+	puts_(&o, " ");
+	put(&o, eol - 8, 8);
+	puts_(&o, r->bracketed ? "\r\nHost: [" : "\r\nHost: ");
+	puts_(&o, r->host);
+	if (r->bracketed)
+		puts_(&o, "]");
+	if (r->port != 80) {
+		snprintf(port, sizeof port, ":%u", r->port);
+		puts_(&o, port);
+	}
+	puts_(&o, "\r\n");
+	for (const char *p = eol + 2; p < head + len;) {
+		const char *e = memmem(p, (size_t)(head + len - p), "\r\n", 2);
+		if (!e || e == p)
+			break;
+		const char *colon = memchr(p, ':', (size_t)(e - p));
+		size_t nlen = colon ? (size_t)(colon - p) : (size_t)(e - p);
+		if (!hop_by_hop(p, nlen))
+			put(&o, p, (size_t)(e - p) + 2);
+		p = e + 2;
+	}
+	puts_(&o, "Connection: close\r\n\r\n");
+	return o.full ? 0 : o.len;
 }

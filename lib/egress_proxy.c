@@ -3,8 +3,8 @@
  * the vetted addresses in turn) and RELAY (bytes both ways, half-close on
  * EOF). Refusals are answered with one fixed status line and the socket
  * lingers briefly so the client reads it instead of a reset. Memory is
- * bounded: 128 tunnels with two 16 KiB buffers each, 128 lingering
- * refusals, 256 outstanding resolutions. */
+ * bounded: 128 tunnels with two buffers of about 16 KiB each, 128
+ * lingering refusals, 256 outstanding resolutions. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -22,6 +22,7 @@
 #include "fdutil.h"
 
 #define BUF_SIZE EGRESS_HEAD_MAX	/* the head buffer doubles as the client->upstream buffer */
+#define UP_SIZE EGRESS_FORWARD_MAX	/* ... and holds the head as forwarded */
 #define LINGERS 128
 #define MAX_JOBS 256
 #define RESOLVERS 4
@@ -30,6 +31,7 @@
 static const char resp_200[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
 static const char resp_400[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
 static const char resp_403[] = "HTTP/1.1 403 Forbidden\r\n\r\n";
+static const char resp_411[] = "HTTP/1.1 411 Length Required\r\n\r\n";
 static const char resp_502[] = "HTTP/1.1 502 Bad Gateway\r\n\r\n";
 static const char resp_503[] = "HTTP/1.1 503 Service Unavailable\r\n\r\n";
 
@@ -51,11 +53,16 @@ struct tunnel {
 	unsigned gen;			/* bumped on close: events for an old socket are dropped */
 	int cfd, ufd;
 	uint32_t cmask, umask;		/* current epoll interest */
-	char *buf;			/* [0, BUF_SIZE): to upstream; [BUF_SIZE, 2*BUF_SIZE): to client */
+	char *buf;			/* [0, UP_SIZE): to upstream; [UP_SIZE, UP_SIZE + BUF_SIZE): to client */
 	struct half h[2];		/* 0: client->upstream, 1: upstream->client */
 	size_t have;			/* head bytes consumed */
 	int64_t t_start, t_read, t_active, t_deadline, t_attempt;
 	struct egress_request req;
+	/* A plain request: its body's bytes still to forward. Once they are,
+	 * whatever else the client sends is read and dropped: one checked
+	 * request per connection. */
+	int plain;
+	unsigned long long body_left;
 	struct egress_job *job;
 	struct egress_addrs addrs;
 	int next_addr;
@@ -77,6 +84,7 @@ static int jobs_out;
 static char *const *allow_list;
 static int allow_n;
 static char scratch[16384];
+static char fwd[UP_SIZE];	/* a plain request's head as forwarded */
 
 static int64_t now_ms(void)
 {
@@ -225,7 +233,7 @@ static int flush(struct tunnel *t, int d, int64_t now)
 {
 	struct half *h = &t->h[d];
 	int dst = d ? t->cfd : t->ufd;
-	char *buf = t->buf + (d ? BUF_SIZE : 0);
+	char *buf = t->buf + (d ? UP_SIZE : 0);
 	while (h->off < h->len) {
 		ssize_t n = send(dst, buf + h->off, h->len - h->off, MSG_NOSIGNAL);
 		if (n < 0) {
@@ -254,18 +262,27 @@ static int fill(struct tunnel *t, int d, int64_t now)
 	for (int round = 0; round < 4; round++) {
 		if (h->off < h->len || h->eof)
 			return 0;
-		ssize_t n = recv(src, t->buf + (d ? BUF_SIZE : 0), BUF_SIZE, 0);
+		/* A plain request's body goes up to its end and not a byte past. */
+		size_t want = BUF_SIZE;
+		int body = d == 0 && t->plain, drop = body && t->body_left == 0;
+		if (body && t->body_left > 0 && t->body_left < want)
+			want = (size_t)t->body_left;
+		ssize_t n = recv(src, t->buf + (d ? UP_SIZE : 0), want, 0);
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -1;
 		if (n == 0)
 			h->eof = 1;
 		else
 			t->t_active = now;
+		if (drop && n > 0)
+			continue;
+		if (body)
+			t->body_left -= (size_t)n;
 		h->off = 0;
 		h->len = (size_t)n;
 		if (flush(t, d, now) < 0)
 			return -1;
-		if (n < BUF_SIZE)
+		if ((size_t)n < want)
 			return 0;
 	}
 	return 0;
@@ -278,7 +295,7 @@ static void connected(struct tunnel *t, int64_t now)
 	t->st = T_RELAY;
 	t->t_active = now;
 	if (t->req.is_connect) {
-		memcpy(t->buf + BUF_SIZE, resp_200, sizeof resp_200 - 1);
+		memcpy(t->buf + UP_SIZE, resp_200, sizeof resp_200 - 1);
 		t->h[1].off = 0;
 		t->h[1].len = sizeof resp_200 - 1;
 	}
@@ -334,6 +351,21 @@ static void head_complete(struct tunnel *t, int64_t now)
 		REFUSE(t, resp_403, now);
 		return;
 	}
+	/* A plain request goes upstream in origin form with the Host that was
+	 * checked, and alone (egress_head_forward); a chunked body's end is
+	 * not tracked here, so one is refused. CONNECT's head goes nowhere. */
+	size_t fwd_len = 0;
+	if (!r->is_connect) {
+		if (r->chunked) {
+			REFUSE(t, resp_411, now);
+			return;
+		}
+		fwd_len = egress_head_forward(t->buf, t->have, r, fwd, sizeof fwd);
+		if (fwd_len == 0) {
+			REFUSE(t, resp_400, now);
+			return;
+		}
+	}
 	struct egress_job *j = jobs_out < MAX_JOBS ? calloc(1, sizeof *j) : NULL;
 	if (!j) {
 		REFUSE(t, resp_502, now);
@@ -345,9 +377,11 @@ static void head_complete(struct tunnel *t, int64_t now)
 	t->job = j;
 	jobs_out++;
 	egress_pool_submit(j);
-	/* A plain request's head goes upstream unchanged; CONNECT's does not. */
+	memcpy(t->buf, fwd, fwd_len);
 	t->h[0].off = 0;
-	t->h[0].len = r->is_connect ? 0 : t->have;
+	t->h[0].len = fwd_len;
+	t->plain = !r->is_connect;
+	t->body_left = r->length;
 	t->st = T_RESOLVE;
 	t->t_deadline = now + connect_total_ms;
 	tunnel_interest(t);
@@ -489,7 +523,7 @@ static void accept_event(int64_t now)
 		for (unsigned i = 0; i < EGRESS_TUNNELS && !t; i++)
 			if (tunnels[i].st == T_FREE)
 				t = &tunnels[i];
-		char *buf = t ? malloc((size_t)2 * BUF_SIZE) : NULL;
+		char *buf = t ? malloc((size_t)UP_SIZE + BUF_SIZE) : NULL;
 		if (!buf) {
 			refuse_fd(fd, resp_503, sizeof resp_503 - 1, now);
 			continue;

@@ -85,11 +85,66 @@ refute_conn() { # the servers saw no connection matching REGEX
 	done
 }
 
-@test "plain HTTP to an allowed name goes through with its head and body unchanged [rootless]" {
+@test "plain HTTP to an allowed name goes upstream in origin form, its body unchanged [rootless]" {
 	run in_box test.example "curl -sS http://test.example/plain?q=1 && curl -sS -d a=b http://files.test.example/post"
 	assert_status 0
-	assert_line_re '^server=web line=GET http://test.example/plain\?q=1 HTTP/1.1 host=test.example body=$'
-	assert_line_re '^server=web line=POST http://files.test.example/post HTTP/1.1 host=files.test.example body=a=b$'
+	assert_line_re '^server=web line=GET /plain\?q=1 HTTP/1.1 host=test.example body=$'
+	assert_line_re '^server=web line=POST /post HTTP/1.1 host=files.test.example body=a=b$'
+}
+
+# RFC 9112 §3.2: toward an origin server the request line is in origin
+# form. Python's http.server answers an absolute-form line 404.
+@test "plain HTTP reaches Python's http.server: curl and urllib get the file [rootless]" {
+	run in_box test.example "curl -sS http://pyweb.test.example/hello.txt && $CLIENT urllib http://pyweb.test.example/hello.txt $EG/cert.pem"
+	assert_status 0
+	[ "${lines[0]}" = "hello from http.server" ]
+	[ "${lines[1]}" = "hello from http.server" ]
+	[ "$(grep -c '^pyweb-request GET /hello.txt HTTP/1.1 host=pyweb.test.example .*code=200$' "$EG/conn.log")" -eq 2 ]
+	refute_conn '^pyweb-request .*code=404'
+	# Hop-by-hop fields (curl and urllib send Proxy-Connection, Connection)
+	# stay with the proxy; the server is told the connection closes.
+	refute_conn '^pyweb-request .*fields=.*(proxy-|keep-alive)'
+	[ "$(grep -c '^pyweb-request .*fields=.*connection' "$EG/conn.log")" -eq 2 ]
+}
+
+@test "EG-9: a plain request carries only the Host that was checked, whatever the client sent [rootless]" {
+	run in_box test.example "$CLIENT exchange 'GET http://pyweb.test.example/hello.txt HTTP/1.1\r\nHost: evil.example\r\nProxy-Authorization: Basic eDp5\r\nX-Kept: 1\r\n\r\n'
+		$CLIENT exchange 'GET /hello.txt HTTP/1.1\r\nHost: PyWeb.Test.Example.:80\r\n\r\n'"
+	assert_status 0
+	assert_line_re '^HTTP/1.1 200 OK$'
+	[ "$(grep -c '^pyweb-request GET /hello.txt HTTP/1.1 host=pyweb.test.example fields=host,x-kept,connection body= code=200$' "$EG/conn.log")" -eq 1 ]
+	grep -q '^pyweb-request GET /hello.txt HTTP/1.1 host=pyweb.test.example. fields=host,connection body= code=200$' "$EG/conn.log"
+	refute_conn 'authorization'
+	refute_conn '^evil'
+}
+
+# One checked request per connection: the proxy forwards the first
+# request's body (by its Content-Length) and not a byte more, and tells
+# the server to close. A request pipelined behind it, whatever it names,
+# never reaches the server, though this server would serve it.
+@test "one request per connection: a request behind the first never reaches the server [rootless]" {
+	run in_box test.example "
+		$CLIENT exchange 'GET http://pyweb.test.example/hello.txt HTTP/1.1\r\nHost: pyweb.test.example\r\n\r\nGET /secret HTTP/1.1\r\nHost: evil.example\r\n\r\n'
+		$CLIENT exchange 'POST http://pyweb.test.example/echo HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET /secret2 HTTP/1.1\r\nHost: pyweb.test.example\r\n\r\n'
+		$CLIENT exchange 'POST http://pyweb.test.example/empty HTTP/1.1\r\nContent-Length: 0\r\n\r\nGET /secret3 HTTP/1.1\r\nHost: pyweb.test.example\r\n\r\n'"
+	assert_status 0
+	[ "$output" = "$(printf 'HTTP/1.1 200 OK\nEOF\nHTTP/1.1 200 OK\nEOF\nHTTP/1.1 200 OK\nEOF')" ]
+	grep -q '^pyweb-request GET /hello.txt HTTP/1.1 host=pyweb.test.example .*code=200$' "$EG/conn.log"
+	grep -q '^pyweb-request POST /echo HTTP/1.1 host=pyweb.test.example .*body=abc code=200$' "$EG/conn.log"
+	grep -q '^pyweb-request POST /empty HTTP/1.1 .*body= code=200$' "$EG/conn.log"
+	refute_conn 'secret'
+	[ "$(grep -c '^pyweb-request' "$EG/conn.log")" -eq 3 ]
+}
+
+@test "a chunked body gets 411, an unclear Content-Length 400, and the server sees nothing [rootless]" {
+	run in_box test.example "$CLIENT raw \
+		'POST http://pyweb.test.example/echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n' \
+		'POST http://pyweb.test.example/echo HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n' \
+		'POST http://pyweb.test.example/echo HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd' \
+		'POST http://pyweb.test.example/echo HTTP/1.1\r\nContent-Length: -1\r\n\r\n'"
+	assert_status 0
+	[ "$output" = "$(printf 'HTTP/1.1 411 Length Required\nHTTP/1.1 400 Bad Request\nHTTP/1.1 400 Bad Request\nHTTP/1.1 400 Bad Request')" ]
+	refute_conn '^pyweb'
 }
 
 @test "EG-8: a subdomain is allowed; evil<domain> and <domain>.evil.com get 403 [rootless]" {
@@ -266,7 +321,7 @@ for a in (\"127.0.0.1\", \"10.0.0.1\", \"169.254.169.254\", \"100.64.0.1\"):
 		curl -sS -H 'Host: evil.example' http://test.example/nine
 		$CLIENT raw 'GET http://evil.example/ HTTP/1.1\r\nHost: test.example\r\n\r\n'"
 	assert_status 0
-	assert_line_re '^server=web line=GET http://test.example/nine HTTP/1.1 host=evil.example'
+	assert_line_re '^server=web line=GET /nine HTTP/1.1 host=test.example body=$'
 	[ "${lines[1]}" = "HTTP/1.1 403 Forbidden" ]
 	refute_conn '^evil'
 	grep -q '^web ' "$EG/conn.log"
@@ -495,7 +550,7 @@ except socket.gaierror:
 		$PY -c 'import socket; socket.getaddrinfo(\"dns-public.test.example\", 443)' 2>&1 | tail -1"
 	assert_status 0
 	assert_line_re '^server=public-tls line=GET /tls HTTP/1.1 host=dns-public.test.example body=$'
-	assert_line_re '^server=public line=GET http://dns-public.test.example/plain HTTP/1.1 host=dns-public.test.example body=$'
+	assert_line_re '^server=public line=GET /plain HTTP/1.1 host=dns-public.test.example body=$'
 	# The box itself resolves nothing; the proxy asked once per request.
 	assert_line_re 'gaierror'
 	[ "$(grep -c '^dns-public.test.example A$' "$EG/dns.log")" -eq 2 ]

@@ -3,11 +3,15 @@
  * head in two pieces finds the same end as feeding it whole; a parsed host
  * occurs in the head as the client wrote it; and the proxy's decision
  * never admits a host that an independent, label-by-label reference
- * matcher rejects. */
+ * matcher rejects; and a plain request's forwarded head (origin form,
+ * egress_head_forward) carries exactly the host and port that were
+ * checked, one Host, no hop-by-hop field, the same body framing, and is
+ * what forwarding it again gives. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "egress_head.h"
 #include "egress_match.h"
@@ -74,6 +78,51 @@ static int reference_allows(const char *host)
 	return 0;
 }
 
+/* Lines of a head whose field name is name (case-insensitive). */
+static int count_field(const char *h, size_t n, const char *name)
+{
+	size_t m = strlen(name);
+	int c = 0;
+	for (size_t i = 0; i + 2 + m < n; i++)
+		if (h[i] == '\r' && h[i + 1] == '\n' && !strncasecmp(h + i + 2, name, m) && h[i + 2 + m] == ':')
+			c++;
+	return c;
+}
+
+/* The head a plain request is forwarded with: origin form, one Host that
+ * is the checked authority, no hop-by-hop field but a final Connection:
+ * close, the same body framing; forwarding it again changes nothing. */
+static void check_forward(const char *head, size_t len, const struct egress_request *r)
+{
+	static char out[EGRESS_FORWARD_MAX], again[EGRESS_FORWARD_MAX];
+	struct egress_request f;
+	size_t end = 0;
+	size_t n = egress_head_forward(head, len, r, out, sizeof out);
+	if (n == 0)
+		fail("a parsed head does not fit EGRESS_FORWARD_MAX forwarded", r->host);
+	if (egress_head_scan(out, 0, n, &end) != EGRESS_HEAD_DONE || end != n)
+		fail("the forwarded head does not end where it should", r->host);
+	if (egress_head_parse(out, n, &f) != 0)
+		fail("the forwarded head does not parse", r->host);
+	if (f.is_connect || strcmp(f.host, r->host) != 0 || f.port != r->port || f.length != r->length ||
+	    f.chunked != r->chunked)
+		fail("the forwarded head names another host, port or body", r->host);
+	if (out[f.target_off] != '/' && !(f.target_len == 1 && out[f.target_off] == '*'))
+		fail("the forwarded request line is not in origin form", r->host);
+	static const char *const gone[] = {"proxy-connection", "keep-alive", "te", "upgrade",
+					   "proxy-authorization"};
+	for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++)
+		if (count_field(out, n, gone[i]))
+			fail("a hop-by-hop field was forwarded", gone[i]);
+	static const char last[] = "\r\nConnection: close\r\n\r\n";
+	if (count_field(out, n, "host") != 1 || count_field(out, n, "connection") != 1 ||
+	    n < sizeof last - 1 || memcmp(out + n - (sizeof last - 1), last, sizeof last - 1) != 0)
+		fail("the forwarded head lacks its one Host or its final Connection: close", r->host);
+	size_t n2 = egress_head_forward(out, n, &f, again, sizeof again);
+	if (n2 != n || memcmp(out, again, n) != 0)
+		fail("forwarding the forwarded head changes it", r->host);
+}
+
 /* Case-insensitive search of needle in hay[0..n). */
 static int contains(const uint8_t *hay, size_t n, const char *needle)
 {
@@ -130,5 +179,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail("the proxy admits a host the reference matcher rejects", r.host);
 	if (allowed && egress_host_is_ip(r.host))
 		fail("the proxy admits an IP literal", r.host);
+	if (!r.is_connect && !r.bracketed)
+		check_forward(buf, end, &r);
 	return 0;
 }

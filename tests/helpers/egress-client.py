@@ -16,6 +16,9 @@
                        print "echoed M"
   idle HOST SECONDS    tunnel, stay silent SECONDS, print open or closed
   pipelined HOST       CONNECT with the first payload in the same write
+  exchange 'BYTES'     send BYTES on one connection and read until the
+                       proxy closes: print each status line, then EOF (or
+                       TIMEOUT after 5 s)
   urllib URL CAFILE    fetch URL with urllib (proxy from the environment);
                        print the body or the exception
 """
@@ -75,6 +78,26 @@ def main():
             s.sendall(payload)
             print(status_line(s), flush=True)
             s.close()
+    elif cmd == "exchange":
+        payload = args[0].encode("latin-1").decode("unicode_escape").encode("latin-1")
+        s = socket.create_connection(PROXY)
+        s.sendall(payload)
+        s.settimeout(5.0)
+        data, end = b"", "EOF"
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except socket.timeout:
+            end = "TIMEOUT"
+        except ConnectionResetError:
+            end = "RESET"
+        for line in data.split(b"\r\n"):
+            if line.startswith(b"HTTP/1."):
+                print(line.decode("latin-1"))
+        print(end, flush=True)
     elif cmd == "big":
         n = int(args[0])
         head = b"GET http://test.example/ HTTP/1.1\r\nX-Pad: " + b"a" * n

@@ -7,6 +7,10 @@ network.
                            handshake (throwaway certificate); the body says
                            which, and echoes the request line and Host:
   evil    127.0.0.1:8081   HTTP; any connection here is a failure of EG-9
+  pyweb   127.0.0.1:8082   Python's own http.server (HTTP/1.1, keep-alive)
+                           serving hello.txt and echoing POST bodies; it
+                           logs every request it serves as "pyweb-request
+                           LINE host=HOST fields=NAMES body=BODY code=CODE"
   echo    127.0.0.1:7000   echoes bytes until EOF, then closes
   canary  0.0.0.0:80/443 and [::]:80/443 (every address on lo): a name
           the guard refuses must never produce a connection here
@@ -20,9 +24,12 @@ namespace egress-ns makes for that.
 
 usage: egress-servers.py CERT KEY LOG READY [public]
 """
+import http.server
+import os
 import socket
 import ssl
 import sys
+import tempfile
 import threading
 
 cert, key, logpath, readypath = sys.argv[1:5]
@@ -68,6 +75,44 @@ def web(conn, name, tls_ctx):
         body_in += chunk
     body = b"server=%s line=%s host=%s body=%s\n" % (name.encode(), lines[0], host, body_in)
     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+    conn.close()
+
+
+docroot = tempfile.mkdtemp(prefix="egress-pyweb-")
+with open(os.path.join(docroot, "hello.txt"), "w") as f:
+    f.write("hello from http.server\n")
+
+
+class PyWeb(http.server.SimpleHTTPRequestHandler):
+    """The standard library's server as it is, keep-alive included: it
+    answers an absolute-form request line 404 and serves every request a
+    connection carries."""
+
+    protocol_version = "HTTP/1.1"
+    body = b""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, directory=docroot, **kwargs)
+
+    def do_POST(self):
+        self.body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_request(self, code="-", size="-"):
+        fields = ",".join(k.lower() for k in self.headers.keys())
+        with log_lock, open(logpath, "a") as f:
+            f.write("pyweb-request %s host=%s fields=%s body=%s code=%s\n" % (
+                self.requestline, self.headers.get("Host"), fields, self.body.decode("latin-1"), code))
+
+    def log_message(self, *args):
+        pass
+
+
+def pyweb(conn, name, _):
+    PyWeb(conn, ("127.0.0.1", 0), None)
     conn.close()
 
 
@@ -121,6 +166,7 @@ else:
     servers = [
         (listen(socket.AF_INET, "127.0.0.1", 8080), "web", web, tls),
         (listen(socket.AF_INET, "127.0.0.1", 8081), "evil", web, None),
+        (listen(socket.AF_INET, "127.0.0.1", 8082), "pyweb", pyweb, None),
         (listen(socket.AF_INET, "127.0.0.1", 7000), "echo", echo, None),
         (listen(socket.AF_INET, "0.0.0.0", 80), "canary", canary, None),
         (listen(socket.AF_INET, "0.0.0.0", 443), "canary", canary, None),

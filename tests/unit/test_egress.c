@@ -244,6 +244,60 @@ TEST(egress_head_parse_malformed)
 	CHECK(parse("GET / HTTP/1.1\r\nHost: a.org\n\r\n", &r) == 400);
 }
 
+/* The head as forwarded, from a head that parses; "" when it does not fit. */
+static const char *forward(const char *h, size_t cap)
+{
+	static char out[EGRESS_HEAD_MAX + 512];
+	struct egress_request r;
+	CHECK(egress_head_parse(h, strlen(h), &r) == 0);
+	size_t n = egress_head_forward(h, strlen(h), &r, out, cap < sizeof out ? cap : sizeof out - 1);
+	out[n] = 0;
+	return out;
+}
+
+TEST(egress_head_forward_origin_form)
+{
+	/* RFC 9112 §3.2: origin form toward the server, Host: generated from
+	 * the target, not the client's (EG-9), one request per connection. */
+	CHECK_STR(forward("GET http://PyPI.org/simple/x?q=1 HTTP/1.1\r\nHost: evil.com\r\nAccept: */*\r\n\r\n", 9999),
+		  "GET /simple/x?q=1 HTTP/1.1\r\nHost: pypi.org\r\nAccept: */*\r\nConnection: close\r\n\r\n");
+	CHECK_STR(forward("GET http://pypi.org HTTP/1.0\r\n\r\n", 9999),
+		  "GET / HTTP/1.0\r\nHost: pypi.org\r\nConnection: close\r\n\r\n");
+	CHECK_STR(forward("GET http://u:p@pypi.org:443?a=b HTTP/1.1\r\n\r\n", 9999),
+		  "GET /?a=b HTTP/1.1\r\nHost: pypi.org:443\r\nConnection: close\r\n\r\n");
+	/* Origin form in: the target stays, Host: is regenerated. */
+	CHECK_STR(forward("POST /up HTTP/1.1\r\nhost:  PyPI.org:80 \r\nContent-Length: 3\r\n\r\n", 9999),
+		  "POST /up HTTP/1.1\r\nHost: pypi.org\r\nContent-Length: 3\r\nConnection: close\r\n\r\n");
+	CHECK_STR(forward("OPTIONS * HTTP/1.1\r\nHost: pypi.org\r\n\r\n", 9999),
+		  "OPTIONS * HTTP/1.1\r\nHost: pypi.org\r\nConnection: close\r\n\r\n");
+	/* Hop-by-hop fields and proxy credentials stay with the proxy. */
+	CHECK_STR(forward("GET http://pypi.org/ HTTP/1.1\r\nConnection: keep-alive, Upgrade\r\n"
+			  "Proxy-Connection: keep-alive\r\nKeep-Alive: 300\r\nTE: trailers\r\nUpgrade: h2c\r\n"
+			  "Proxy-Authorization: Basic eDp5\r\nX-Keep: 1\r\n\r\n", 9999),
+		  "GET / HTTP/1.1\r\nHost: pypi.org\r\nX-Keep: 1\r\nConnection: close\r\n\r\n");
+	/* Too big for the buffer: nothing. */
+	CHECK_STR(forward("GET http://pypi.org/ HTTP/1.1\r\n\r\n", 52), "");
+	CHECK(strlen(forward("GET http://pypi.org/ HTTP/1.1\r\n\r\n", 53)) == 53);
+}
+
+TEST(egress_head_body_framing)
+{
+	struct egress_request r;
+	CHECK(parse("POST http://a.org/ HTTP/1.1\r\nContent-Length: 12\r\n\r\n", &r) == 0);
+	CHECK(r.length == 12 && !r.chunked);
+	CHECK(parse("GET http://a.org/ HTTP/1.1\r\n\r\n", &r) == 0 && r.length == 0);
+	CHECK(parse("POST http://a.org/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", &r) == 0 && r.chunked);
+	/* Where the body ends must be beyond doubt: the next request starts there. */
+	CHECK(parse("POST http://a.org/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n", &r) == 400);
+	CHECK(parse("POST http://a.org/ HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\n", &r) == 400);
+	CHECK(parse("POST http://a.org/ HTTP/1.1\r\nContent-Length: +1\r\n\r\n", &r) == 400);
+	CHECK(parse("POST http://a.org/ HTTP/1.1\r\nContent-Length:\r\n\r\n", &r) == 400);
+	CHECK(parse("POST http://a.org/ HTTP/1.1\r\nContent-Length: 1234567890123456789\r\n\r\n", &r) == 400);
+	CHECK(parse("POST http://a.org/ HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", &r) == 400);
+	/* CONNECT's head says nothing about the tunnel's bytes. */
+	CHECK(parse("CONNECT a.org:443 HTTP/1.1\r\nContent-Length: x\r\n\r\n", &r) == 0);
+}
+
 static uint32_t v4(const char *s)
 {
 	struct in_addr a;
