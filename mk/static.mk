@@ -204,6 +204,17 @@ $(1)/build-flags: static-deps-force
 	@if cmp -s $$@.new $$@; then rm $$@.new; else mv $$@.new $$@; fi
 endef
 
+# 0b. A file of this tree that a package's build reads, as a stamp that
+#    changes only with the file's content: the cache outlives the checkout,
+#    and a clone or worktree gives every file a fresh time stamp.
+#    $(call content_stamp,STAMP,FILE)
+define content_stamp
+$(1): static-deps-force
+	@mkdir -p $$(dir $$@)
+	@sha256sum <$(2) >$$@.new
+	@if cmp -s $$@.new $$@; then rm $$@.new; else mv $$@.new $$@; fi
+endef
+
 # 1. Index Debian's source packages with the private apt configuration.
 #    apt verifies the InRelease signatures with Debian's archive keyring.
 $(DEPS_WORK)/apt/updated:
@@ -270,7 +281,8 @@ $(eval $(call build_flags,$(MBEDTLS_DIR),$(DEPS_CFLAGS)))
 # 4. Our configuration replaces config.h; 5. the three libraries with
 #    upstream's plain Makefile (Debian's CMake build makes the same
 #    objects); 6. install them and the headers (with that config.h).
-$(MBEDTLS_DIR)/lib/libmbedtls.a: mk/static/mbedtls_config.h $(MBEDTLS_DIR)/build-flags $(MBEDTLS_SRC)/.kern-unpacked
+$(eval $(call content_stamp,$(MBEDTLS_DIR)/config-sha256,mk/static/mbedtls_config.h))
+$(MBEDTLS_DIR)/lib/libmbedtls.a: $(MBEDTLS_DIR)/config-sha256 $(MBEDTLS_DIR)/build-flags $(MBEDTLS_SRC)/.kern-unpacked
 	@echo "  MAKE    mbedtls (TLS 1.2 client, mk/static/mbedtls_config.h)"
 	@cp mk/static/mbedtls_config.h $(MBEDTLS_SRC)/include/mbedtls/config.h
 	@$(call logged,$(MBEDTLS_LOG),$(MAKE) -C $(MBEDTLS_SRC)/library CC=$(MUSL_CC) \
@@ -301,7 +313,8 @@ $(eval $(call build_flags,$(ZSTD_DIR),$(ZSTD_MAKE_ARGS) $(DEPS_FAST_CFLAGS)))
 ZSTD_DEBIAN_A := /usr/lib/$(shell gcc -print-multiarch 2>/dev/null)/libzstd.a
 # 4. The static library with upstream's lib/Makefile (as Debian's build
 #    does), 5. installed with its two public headers.
-$(ZSTD_DIR)/lib/libzstd.a: $(ZSTD_DIR)/build-flags $(ZSTD_SRC)/.kern-unpacked mk/static/zstd-members
+$(eval $(call content_stamp,$(ZSTD_DIR)/members-sha256,mk/static/zstd-members))
+$(ZSTD_DIR)/lib/libzstd.a: $(ZSTD_DIR)/members-sha256 $(ZSTD_DIR)/build-flags $(ZSTD_SRC)/.kern-unpacked
 	@rm -rf $(ZSTD_DIR)/lib $(ZSTD_DIR)/include && mkdir -p $(ZSTD_DIR)/lib $(ZSTD_DIR)/include
 	@if [ -e $(DEPS_WORK)/libzstd/unserved ]; then \
 		echo "  AR      libzstd (decompression members of Debian's $(ZSTD_DEBIAN_A), $(ZSTD_DEB_VERSION))"; \
