@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install kern on Debian: build dependencies with apt (only what is
 # missing), a static build when it can be made, else a dynamic one, then
-# `make install`. Idempotent.
+# `make install`, then the kern_sandbox Python package (bindings/python)
+# for Debian's python3 and any other python3 on PATH. Idempotent.
 #
 #   ./install.sh [--prefix DIR] [--dynamic] [--deps-only] [--uninstall]
 set -eu
@@ -20,9 +21,24 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
+# The interpreters the Python package is installed for: Debian's own
+# (the one a fresh Debian box has) and python3 on PATH when it is another
+# one (a pyenv build, say), each in its own site-packages.
+pythons() {
+	[ -x /usr/bin/python3 ] && echo /usr/bin/python3
+	other=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || return 0
+	[ -n "$other" ] && [ "$(readlink -f "$other")" != "$(readlink -f /usr/bin/python3)" ] && echo "$other"
+	return 0
+}
+python_args() {
+	for p in $(pythons); do printf ' --python %s' "$p"; done
+}
+
 if [ "$mode" = uninstall ]; then
 	make -s uninstall PREFIX="$prefix"
 	echo "kern removed from $prefix"
+	[ -x /usr/bin/python3 ] && /usr/bin/python3 bindings/python/install-wheel uninstall \
+		--prefix "$prefix" $(python_args)
 	exit 0
 fi
 
@@ -35,9 +51,13 @@ fi
 build_deps="make gcc pkgconf libc6-dev libseccomp-dev libcap-dev libarchive-dev libcurl4-openssl-dev
  libmbedtls-dev libjsmn-dev zlib1g-dev libbz2-dev liblzma-dev libzstd-dev liblz4-dev libacl1-dev
  libxml2-dev musl-tools musl-dev linux-libc-dev dpkg-dev uidmap autoconf automake libtool patch file
- debian-archive-keyring ca-certificates"
+ debian-archive-keyring ca-certificates python3 python3-setuptools python3-wheel python3-build
+ python3-installer"
+# python3-matplotlib and python3-pandas: the rich-result tests of the Python
+# package run them on the host image.
 test_deps="bats mandoc cppcheck clang-tidy clang libclang-rt-14-dev python3 python3-pytest umoci zstd
- docker-registry skopeo debootstrap busybox-static iproute2 openssl curl bubblewrap procps nodejs"
+ docker-registry skopeo debootstrap busybox-static iproute2 openssl curl bubblewrap procps nodejs
+ python3-matplotlib python3-pandas"
 # One dpkg-query for all of them: a second run of install.sh stays quick.
 installed=" $(dpkg-query -W -f='${db:Status-Abbrev}${Package}\n' $build_deps $test_deps 2>/dev/null |
 	sed -n 's/^ii *//p' | tr '\n' ' ') "
@@ -78,3 +98,17 @@ fi
 [ "$kind" = static ] || rm -f build/kern-static
 make -s install PREFIX="$prefix"
 echo "kern $("$prefix/bin/kern" --version | cut -d' ' -f2) ($kind) installed in $prefix/bin"
+
+# kern_sandbox: a wheel built offline with Debian's setuptools (from a copy,
+# so the checkout stays clean), installed with Debian's `installer`, never
+# with pip into the system's site-packages (PEP 668): Debian's python3 gets
+# it in $prefix/lib/python3.X/dist-packages (on its path for /usr/local),
+# kern-mcp goes to $prefix/bin.
+wheel_src=$(mktemp -d)
+trap 'rm -rf "$wheel_src"' EXIT
+cp -r bindings/python "$wheel_src/src"
+mkdir -p build && rm -rf build/python
+/usr/bin/python3 -m build --wheel --no-isolation --outdir build/python "$wheel_src/src" \
+	>build/python-build.log 2>&1 || { echo "install.sh: building the Python wheel failed (build/python-build.log)" >&2; exit 1; }
+/usr/bin/python3 bindings/python/install-wheel install build/python/kern_sandbox-*.whl \
+	--prefix "$prefix" $(python_args)
