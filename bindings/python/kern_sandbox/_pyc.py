@@ -32,6 +32,8 @@ from ._spawn import BoxProcess, collect
 from .workspace import remove_tree
 
 BUILD_TIMEOUT_S = 600
+# How long stop() waits for the stopped build to be reaped and cleaned up.
+STOP_WAIT_S = 30
 # One build per image at a time in this process; sessions opened meanwhile
 # wait for it instead of compiling the same image again.
 _building: Dict[str, threading.Lock] = {}
@@ -94,9 +96,54 @@ def usable(image: str) -> Optional[str]:
     return tree if os.path.isdir(tree) else None
 
 
-def build(kern: Kern, image: str, enforce_limits: bool = True) -> Optional[str]:
+class Build:
+    """One session's background build of its image's cache.
+
+    The ``kern-pyc`` box belongs to the session that started it: ``stop()``
+    (from ``Sandbox.close()``, or at interpreter exit when a session was
+    never closed) stops the box, waits for the build thread to reap kern
+    and remove the half-built directory, so nothing outlives the process.
+    ``result`` is the cache directory once the build has succeeded."""
+
+    def __init__(self, kern: Kern, image: str, enforce_limits: bool) -> None:
+        self.result: Optional[str] = None
+        self._lock = threading.Lock()
+        self._box: Optional[BoxProcess] = None
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, args=(kern, image, enforce_limits),
+                                        name="kern-pyc", daemon=True)
+        self._thread.start()
+
+    def _run(self, kern: Kern, image: str, enforce_limits: bool) -> None:
+        self.result = build(kern, image, enforce_limits, self)
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def adopt(self, box: BoxProcess) -> bool:
+        """Record the running build box; False if stop() came first."""
+        with self._lock:
+            if not self._stopped:
+                self._box = box
+                return True
+        return False
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            box = self._box
+        if box is not None:
+            box.stop()
+        if self._thread is not threading.current_thread():
+            self._thread.join(STOP_WAIT_S)
+
+
+def build(kern: Kern, image: str, enforce_limits: bool = True,
+          job: Optional[Build] = None) -> Optional[str]:
     """Build the cache of ``image`` and return its directory, or None (with
-    a ``kern-sandbox:`` warning on stderr) when it cannot be built."""
+    a ``kern-sandbox:`` warning on stderr) when it cannot be built. A
+    stopped ``job`` ends the build early and quietly."""
     if image == HOST_IMAGE:
         return None
     with _building_lock:
@@ -105,10 +152,12 @@ def build(kern: Kern, image: str, enforce_limits: bool = True) -> Optional[str]:
         current = usable(image)
         if current and valid_tree(current):
             return current
-        return _build(kern, image, enforce_limits)
+        if job is not None and job.stopped:
+            return None
+        return _build(kern, image, enforce_limits, job)
 
 
-def _build(kern: Kern, image: str, enforce_limits: bool) -> Optional[str]:
+def _build(kern: Kern, image: str, enforce_limits: bool, job: Optional[Build]) -> Optional[str]:
     tree, id_file = _paths(image)
     os.makedirs(os.path.dirname(tree), mode=0o700, exist_ok=True)
     want = identity(image)
@@ -119,9 +168,14 @@ def _build(kern: Kern, image: str, enforce_limits: bool) -> Optional[str]:
             "--no-uid-range", "--memory", "512m", "--pids-limit", "256",
             "--timeout", str(BUILD_TIMEOUT_S + 5), "-v", "%s:%s" % (work, PYC_DIR),
             "--env", "PYTHONPYCACHEPREFIX=" + PYC_DIR, "--", "python3", "-c", COMPILE]
+    box = None
     try:
         box = BoxProcess(kern, argv, name, alive=False, no_scope=not enforce_limits)
+        if job is not None and not job.adopt(box):
+            box.stop()
         done = collect(box, timeout_s=BUILD_TIMEOUT_S, max_output_bytes=64 << 10)
+        if job is not None and job.stopped:
+            return None
         if done.exit_code != 0 or not valid_tree(work):
             _warn("the bytecode cache for %s could not be built (exit %d); boxes run without it"
                   % (image, done.exit_code))
@@ -138,7 +192,8 @@ def _build(kern: Kern, image: str, enforce_limits: bool) -> Optional[str]:
         os.replace(staged, id_file)
         return tree
     except OSError as e:
-        _warn("the bytecode cache for %s could not be built (%s)" % (image, e))
+        if job is None or not job.stopped:
+            _warn("the bytecode cache for %s could not be built (%s)" % (image, e))
         return None
     finally:
         if os.path.isdir(work):

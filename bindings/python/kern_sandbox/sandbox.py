@@ -133,7 +133,9 @@ class Sandbox:
         self._lock = threading.Lock()
         self._ws: Optional[Workspace] = None
         self._private: Optional[str] = None
-        self._pyc_dir: Optional[str] = None
+        self._pyc_ready: Optional[str] = None
+        self._pyc_build: Optional[_pyc.Build] = None
+        self._pyc_stop: Optional[weakref.finalize] = None
         self._closed = False
         self._finalizer: Optional[weakref.finalize] = None
         # Kernels and the prewarm pool: ended with the session.
@@ -185,9 +187,11 @@ class Sandbox:
         if cfg.setup is not None:
             self._run_setup(cfg.setup)
         if cfg.pyc_cache and cfg.image != HOST_IMAGE:
-            self._pyc_dir = _pyc.usable(cfg.image)
-            if self._pyc_dir is None:
-                threading.Thread(target=self._build_pyc, name="kern-pyc", daemon=True).start()
+            self._pyc_ready = _pyc.usable(cfg.image)
+            if self._pyc_ready is None:
+                self._pyc_build = _pyc.Build(self._kern, cfg.image, cfg.enforce_limits)
+                # A session never closed still stops its build box at exit.
+                self._pyc_stop = weakref.finalize(self, self._pyc_build.stop)
         if cfg.prewarm:
             self._pool = Pool(self, cfg.prewarm)
             self._children.add(self._pool)
@@ -195,10 +199,15 @@ class Sandbox:
             self._resident = Resident(self)
 
     def close(self) -> None:
-        """Delete a temporary workspace and the package's private files.
-        The Sandbox cannot be used afterwards."""
+        """Stop the kernels, the pool and a bytecode-cache build this
+        session started (its box is stopped and reaped: a cache left
+        unbuilt is built by a later session), delete a temporary workspace
+        and the package's private files. The Sandbox cannot be used
+        afterwards."""
         for child in list(self._children):
             child.close()
+        if self._pyc_stop is not None:
+            self._pyc_stop()
         # A temporary workspace goes now: so does the box that binds it.
         if self._resident is not None and self.config.workspace is None:
             self._resident.destroy()
@@ -222,10 +231,12 @@ class Sandbox:
         assert self._ws is not None
         return self._ws
 
-    def _build_pyc(self) -> None:
-        built = _pyc.build(self._kern, self.config.image, self.config.enforce_limits)
-        if built is not None:
-            self._pyc_dir = built
+    @property
+    def _pyc_dir(self) -> Optional[str]:
+        """The bytecode cache to bind: found at open, or built since."""
+        if self._pyc_ready is None and self._pyc_build is not None:
+            self._pyc_ready = self._pyc_build.result
+        return self._pyc_ready
 
     # -- setup and .deps (§6) ----------------------------------------------
 
