@@ -42,6 +42,13 @@ if _kern_bin():
 os.environ.pop("KERN_QUIET", None)
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "any_user: the test's outcome does not depend on the user running it (no "
+        "box, or only the protocol or packaging around one): tests/run's unprivileged run "
+        "leaves it out with -m 'not any_user'")
+
+
 def pytest_report_header(config):
     return ["kern: %s" % os.environ.get("KERN_BIN", "(none)"),
             "python: %s %s" % (sys.executable, sys.version.split()[0]),

@@ -5,6 +5,9 @@ import pytest
 from kern_sandbox._argv import BoxRequest, box_argv, box_name, deadline_backstop
 from kern_sandbox._config import make_config
 
+# The same for every user: the unprivileged run of tests/run leaves it out.
+pytestmark = pytest.mark.any_user
+
 
 def argv(cfg_kwargs=None, ws="/tmp/ws", **req):
     cfg = make_config(cfg_kwargs or {})

@@ -13,6 +13,9 @@ import pytest
 
 from conftest import PACKAGE_ROOT
 
+# The same for every user: the unprivileged run of tests/run leaves it out.
+pytestmark = pytest.mark.any_user
+
 DEBIAN_PYTHON = "/usr/bin/python3"
 
 

@@ -10,6 +10,9 @@ import pytest
 from kern_sandbox._driverbox import classify_death
 from kern_sandbox.faults import Observation
 
+# The same for every user: the unprivileged run of tests/run leaves it out.
+pytestmark = pytest.mark.any_user
+
 TABLE = pathlib.Path(__file__).resolve().parents[2] / "shared" / "kernel-death-cases.json"
 CASES = json.loads(TABLE.read_text())["death"]
 

@@ -18,6 +18,8 @@ import pytest
 
 from kern_sandbox import _frames, _inbox
 
+# The same for every user: the unprivileged run of tests/run leaves it out.
+pytestmark = pytest.mark.any_user
 
 
 def _interpreters():

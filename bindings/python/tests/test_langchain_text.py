@@ -18,6 +18,9 @@ from kern_sandbox.errors import SandboxError  # noqa: E402
 from kern_sandbox.langchain import make_runner  # noqa: E402
 from kern_sandbox.results import ExecutionResult, FileInfo, Result, SandboxFault  # noqa: E402
 
+# The same for every user: the unprivileged run of tests/run leaves it out.
+pytestmark = pytest.mark.any_user
+
 
 def er(stdout: str = "", code_stderr: str = "", exit_code: int = 0, **kw: Any) -> ExecutionResult:
     return ExecutionResult(stdout=stdout, stderr=code_stderr, exit_code=exit_code,

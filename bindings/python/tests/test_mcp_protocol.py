@@ -28,6 +28,9 @@ from kern_sandbox.mcp.framing import MAX_FRAME, FrameReader, Oversize  # noqa: E
 from kern_sandbox.mcp.settings import Settings  # noqa: E402
 from kern_sandbox.mcp.versions import SUPPORTED  # noqa: E402
 
+# The same for every user: the unprivileged run of tests/run leaves it out.
+pytestmark = pytest.mark.any_user
+
 VERSIONS = list(SUPPORTED)
 
 

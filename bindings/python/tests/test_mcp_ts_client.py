@@ -24,6 +24,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mcp_peer import BINDINGS, kern_mcp_command  # noqa: E402
 from test_mcp_stdio import CHART, kern_ps  # noqa: E402
 
+# The same for every user: the unprivileged run of tests/run leaves it out.
+pytestmark = pytest.mark.any_user
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLIENT_DIR = os.path.join(HERE, "mcp-ts")
 SDK_VERSION = json.load(open(os.path.join(CLIENT_DIR, "package.json")))["dependencies"][

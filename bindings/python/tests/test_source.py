@@ -10,6 +10,9 @@ import pytest
 
 from conftest import PACKAGE_ROOT
 
+# The same for every user: the unprivileged run of tests/run leaves it out.
+pytestmark = pytest.mark.any_user
+
 PKG = PACKAGE_ROOT / "kern_sandbox"
 IN_BOX = {"_cell.py", "_oneshot.py", "_kernel_driver.py"}
 # Imported lazily, inside the one factory that needs it (an optional extra).

@@ -3,8 +3,13 @@ pyproject reads it from the package."""
 
 import re
 
+import pytest
+
 import kern_sandbox
 from conftest import PACKAGE_ROOT, TOP
+
+# The same for every user: the unprivileged run of tests/run leaves it out.
+pytestmark = pytest.mark.any_user
 
 
 def test_version_matches_kern():
