@@ -581,7 +581,7 @@ except socket.gaierror:
 	"$TK" box eg-plan --image host -v "$EG:$EG:ro" --egress-allow test.example --plan -- sh -c "
 		curl -sS --cacert $EG/cert.pem https://test.example/chain
 		curl -sS -o /dev/null -w '%{http_code}\n' http://evil.example/
-		ls -l /proc/\$\$/fd | grep -c -- '->'
+		ls /proc/\$\$/fd
 		env | grep -ci _proxy=" >"$BATS_TEST_TMPDIR/plan.sh"
 	grep -q -- '--egress-fd' "$BATS_TEST_TMPDIR/plan.sh"
 	run in_host "$PROXY_OF
@@ -594,8 +594,10 @@ except socket.gaierror:
 	assert_status 0
 	[ "${lines[0]}" = "server=web-tls line=GET /chain HTTP/1.1 host=test.example body=" ]
 	[ "${lines[1]}" = 403 ]
-	[ "${lines[2]}" = 3 ]
-	[ "${lines[3]}" = 4 ]
+	# The shell's descriptors, listed by a plain child: mid-pipeline or
+	# mid-redirection the shell itself holds one more.
+	[ "${lines[2]} ${lines[3]} ${lines[4]}" = "0 1 2" ]
+	[ "${lines[5]}" = 4 ]
 	assert_line_re '^box=0$'
 	assert_line_re '^left=none$'
 }
