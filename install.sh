@@ -33,12 +33,21 @@ pythons() {
 python_args() {
 	for p in $(pythons); do printf ' --python %s' "$p"; done
 }
+# pyenv reaches its builds' scripts through shims: make kern-mcp's after an
+# install, drop it after --uninstall (a stale shim would still be found).
+pyenv_rehash() {
+	root=$(pyenv root 2>/dev/null) || return 0
+	case " $(pythons | tr '\n' ' ')" in
+	*" $root/"*) pyenv rehash 2>/dev/null || echo "install.sh: note: pyenv rehash failed: run it yourself" ;;
+	esac
+}
 
 if [ "$mode" = uninstall ]; then
 	make -s uninstall PREFIX="$prefix"
 	echo "kern removed from $prefix"
 	[ -x /usr/bin/python3 ] && /usr/bin/python3 bindings/python/install-wheel uninstall \
 		--prefix "$prefix" $(python_args)
+	pyenv_rehash
 	exit 0
 fi
 
@@ -112,3 +121,4 @@ mkdir -p build && rm -rf build/python
 	>build/python-build.log 2>&1 || { echo "install.sh: building the Python wheel failed (build/python-build.log)" >&2; exit 1; }
 /usr/bin/python3 bindings/python/install-wheel install build/python/kern_sandbox-*.whl \
 	--prefix "$prefix" $(python_args)
+pyenv_rehash
