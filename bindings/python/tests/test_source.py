@@ -41,3 +41,27 @@ def test_standard_library_only(path):
             top = name.split(".")[0]
             assert top in sys.stdlib_module_names or top == "kern_sandbox" or top in OPTIONAL, \
                 "%s imports %s" % (path.name, name)
+
+
+def test_every_public_name_has_its_own_docstring():
+    # help(kern_sandbox) is the reference (issue 13): every exported name and
+    # every public method or property of an exported class says what it does
+    # (a dataclass's generated "Name(field: type, ...)" does not count).
+    import inspect
+
+    import kern_sandbox
+    missing = []
+    for name in kern_sandbox.__all__:
+        if name == "__version__":
+            continue
+        obj = getattr(kern_sandbox, name)
+        doc = (inspect.getdoc(obj) or "").strip()
+        if not doc or doc.startswith(name + "("):
+            missing.append(name)
+        if inspect.isclass(obj):
+            for attr, value in vars(obj).items():
+                if not attr.startswith("_") and (callable(value) or isinstance(value, property)):
+                    if not (value.__doc__ or "").strip():
+                        missing.append(name + "." + attr)
+    assert (kern_sandbox.__doc__ or "").strip()
+    assert missing == []
