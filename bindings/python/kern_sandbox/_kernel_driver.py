@@ -65,7 +65,12 @@ def _kern_in_box():
             argv = f.read(4096).split(b"\0")
     except OSError:
         return False
-    return len(argv) > 1 and argv[0].rsplit(b"/", 1)[-1] == b"kern" and argv[1] == b"box"
+    # kern's init shows itself as "kern-init"; older kerns showed the
+    # caller's `kern box ...` argv, under whatever name the binary has
+    # (kern, kern-static).
+    name = argv[0].rsplit(b"/", 1)[-1]
+    return name == b"kern-init" or (name.startswith(b"kern") and len(argv) > 1
+                                    and argv[1] == b"box")
 
 
 def _kern_fit(text, cap):
