@@ -10,10 +10,14 @@ class SandboxFault {
 	}
 }
 
-/** A workspace file a call created or modified; `path` is workspace-relative. */
+/**
+ * A regular file of the workspace; `path` is workspace-relative. In a
+ * result's `files`, `change` says what the call did to it; from
+ * listFiles() it is null.
+ */
 class FileInfo {
-	/** @param {string} path @param {number} size @param {"created" | "modified"} change */
-	constructor(path, size, change) {
+	/** @param {string} path @param {number} size @param {"created" | "modified" | null} [change] */
+	constructor(path, size, change = null) {
 		this.path = path;
 		this.size = size;
 		this.change = change;

@@ -18,8 +18,16 @@ const { Workspace, changes } = require("./workspace.cjs");
 const { isCached } = require("./imagecache.cjs");
 const { hex, rmtree } = require("./fsutil.cjs");
 const { pythonCell } = require("./runner.cjs");
+const snapshots = require("./snapshot.cjs");
+const { Kernel } = require("./kernel.cjs");
+const { DriverBox, classifyDeath, driverSource, RESULTS_CAP } = require("./driverbox.cjs");
+const { replyCap } = require("./frames.cjs");
 
 const PULL_BUDGET_MS = 900 * 1000;
+// A kernel box lives a day at most (kern's --timeout), and gets this long
+// to boot its interpreter.
+const KERNEL_LIFETIME_S = 86405;
+const KERNEL_START_MS = 120 * 1000;
 // Code longer than this runs from a file rather than from argv (§8).
 const ARGV_CODE_LIMIT = 128 * 1024;
 const LANGUAGES = ["python", "bash", "sh", "node"];
@@ -349,6 +357,99 @@ class Sandbox {
 	/** @param {string} [subdir] */
 	async listFiles(subdir = "") {
 		return (await this.#ready()).listFiles(subdir);
+	}
+
+	/**
+	 * Start a kernel: one warm python3 in one long-lived box, for cells
+	 * that share in-memory state. Raises SandboxError when it cannot start.
+	 * @param {{timeoutS?: number}} [opts] the default deadline of its cells
+	 * @returns {Promise<Kernel>}
+	 */
+	async kernel(opts = {}) {
+		checkCallTimeout("timeoutS", opts.timeoutS);
+		const cfg = this.#cfg;
+		const ws = await this.#ready();
+		const kern = locateKern();
+		const id = hex(8);
+		const script = `.kernel-${id}.py`;
+		await ws.writeFile(script, driverSource(cfg.maxOutputBytes, RESULTS_CAP, true));
+		const envFile = this.#writeEnvFile();
+		let cleaned = false;
+		const cleanup = () => {
+			if (cleaned) return;
+			cleaned = true;
+			ws.unlink(script);
+			fs.rmSync(envFile, { force: true });
+		};
+		const name = `nodesbx-${hex(12)}`;
+		let box;
+		try {
+			box = new DriverBox({
+				kern: kern.path,
+				argv: boxArgv(cfg, /** @type {string} */ (this.#wsPath), {
+					name,
+					timeoutS: cfg.timeoutS,
+					kernTimeout: KERNEL_LIFETIME_S,
+					command: ["python3", `/workspace/${script}`],
+					envFile,
+					depsRo: this.#depsReadonly(),
+					purpose: "kernel",
+				}),
+				name,
+				env: this.#kernEnv(),
+				outCap: cfg.maxOutputBytes,
+				replyLimit: replyCap(cfg.maxOutputBytes, RESULTS_CAP),
+				memoryMb: cfg.memoryMb,
+			});
+		} catch (e) {
+			cleanup();
+			throw e;
+		}
+		const failed = await box.waitHello(KERNEL_START_MS);
+		if (failed !== null) {
+			if (failed !== "eof") box.kill();
+			const death = classifyDeath(await box.observe(), { oneCall: false });
+			cleanup();
+			const why = death.fault ? death.fault.message : death.note || `kern exited ${death.exitCode}`;
+			throw new SandboxError(`the kernel did not start: ${why}`);
+		}
+		// python3 has read its script and kern its env-file.
+		cleanup();
+		return new Kernel({
+			box,
+			ws,
+			timeoutS: opts.timeoutS ?? cfg.timeoutS,
+			trackFiles: cfg.trackFiles,
+			maxOutputBytes: cfg.maxOutputBytes,
+			onStdout: cfg.onStdout,
+			onStderr: cfg.onStderr,
+			cleanup,
+		});
+	}
+
+	/**
+	 * Write the workspace to `dest` as a portable .tar.gz (USTAR, gzip
+	 * level 1); symlinks and special files are left out.
+	 * @param {string} dest
+	 */
+	async snapshot(dest) {
+		const ws = await this.#ready();
+		try {
+			await snapshots.snapshot(ws, dest);
+		} catch (e) {
+			if (e instanceof SandboxError) throw e;
+			throw new SandboxError(`snapshot to '${dest}' failed: ${/** @type {Error} */ (e).message}`, { cause: e });
+		}
+	}
+
+	/**
+	 * Unpack a snapshot into the workspace. The whole archive is refused,
+	 * before anything is written, if one member is absolute, holds `..`, or
+	 * is a symlink, hard link, device or FIFO.
+	 * @param {string} src
+	 */
+	async restore(src) {
+		await snapshots.restore(await this.#ready(), src);
 	}
 
 	/**

@@ -1,9 +1,9 @@
 "use strict";
-// Running one kern process to its end (python-binding.md §9): the argv, a
-// session of its own (so the whole group can be killed), stdout and stderr
-// read into buffers capped at maxOutputBytes each, the outcome bytes of
-// KERN_STARTED_FD and the readiness byte of KERN_ALIVE_FD, and the
-// binding's own deadline, which stops the box from outside.
+// Running kern (python-binding.md §9): the argv, a session of its own (so
+// the whole group can be killed), stdout and stderr on real pipes, the
+// outcome bytes of KERN_STARTED_FD and the readiness byte of KERN_ALIVE_FD,
+// and, for a one-shot call, output capped at maxOutputBytes per stream and
+// the binding's own deadline, which stops the box from outside.
 
 const net = require("node:net");
 const os = require("node:os");
@@ -25,14 +25,14 @@ const CALLBACK_BACKLOG = 256;
  * and a best-effort feed to a callback.
  */
 class Capture {
-	/** @param {number} cap @param {((chunk: Buffer) => unknown) | undefined} callback */
+	/** @param {number} cap @param {((chunk: Buffer) => unknown) | undefined | null} callback */
 	constructor(cap, callback) {
 		this.cap = cap;
 		this.size = 0;
 		/** @type {Buffer[]} */
 		this.chunks = [];
 		this.truncated = false;
-		this.callback = callback;
+		this.callback = callback || null;
 		/** @type {Buffer[]} */
 		this.backlog = [];
 		this.busy = false;
@@ -52,7 +52,12 @@ class Capture {
 		if (this.callback) this.feed(Buffer.from(chunk));
 	}
 
-	/** @param {Buffer} chunk */
+	/**
+	 * Hand a chunk to the callback. A callback that returns a promise is
+	 * busy until it settles; chunks meanwhile wait in a bounded backlog and
+	 * are dropped for the callback (never for the result) past it.
+	 * @param {Buffer} chunk
+	 */
 	feed(chunk) {
 		if (this.busy) {
 			if (this.backlog.length < CALLBACK_BACKLOG) this.backlog.push(chunk);
@@ -102,6 +107,169 @@ function kernStop(kern, name, env) {
 }
 
 /**
+ * Read a descriptor we own to its end; with no onData the caller reads it.
+ * @param {number} fd @param {((d: Buffer) => void) | null} onData
+ */
+function readEnd(fd, onData) {
+	const s = new net.Socket({ fd, readable: true, writable: false });
+	if (onData) s.on("data", onData);
+	/** @type {Promise<void>} */
+	const done = new Promise((resolve) => {
+		s.on("close", () => resolve());
+		s.on("error", () => s.destroy());
+	});
+	return { s, done };
+}
+
+/**
+ * One kern process: its pipes, its outcome bytes and its end.
+ */
+class BoxProcess {
+	/**
+	 * @param {object} o
+	 * @param {string} o.kern
+	 * @param {string[]} o.argv
+	 * @param {Record<string, string | undefined>} o.env
+	 * @param {string | null} o.name the box, for `kern stop`
+	 * @param {boolean} [o.stdin] a pipe on stdin (else /dev/null)
+	 * @param {boolean} [o.alive] pass KERN_ALIVE_FD
+	 * @param {((d: Buffer) => void) | null} o.onStdout null: read `readers[0].s` yourself
+	 * @param {(d: Buffer) => void} o.onStderr
+	 */
+	constructor(o) {
+		this.kern = o.kern;
+		this.name = o.name;
+		this.env = o.env;
+		const out = pipe();
+		const err = pipe();
+		const inp = o.stdin ? pipe() : null;
+		const env = { ...o.env, KERN_STARTED_FD: String(STARTED_FD) };
+		if (o.alive) env.KERN_ALIVE_FD = String(ALIVE_FD);
+		else delete env.KERN_ALIVE_FD;
+		try {
+			this.child = spawn(o.kern, o.argv, {
+				stdio: [inp ? inp.r : "ignore", out.w, err.w, "pipe", o.alive ? "pipe" : "ignore"],
+				env,
+				detached: true, // a session and process group of its own
+			});
+		} catch (e) {
+			for (const p of [out, err, inp]) if (p) for (const fd of [p.r, p.w]) closeQuietly(fd);
+			throw new SandboxError(`spawn ${o.kern}: ${/** @type {Error} */ (e).message}`);
+		}
+		closeQuietly(out.w);
+		closeQuietly(err.w);
+		/** @type {net.Socket | null} */
+		this.stdin = null;
+		if (inp) {
+			closeQuietly(inp.r);
+			this.stdin = new net.Socket({ fd: inp.w, readable: false, writable: true });
+			this.stdin.on("error", () => undefined); // a write to a dead box: the reader sees EOF
+		}
+		this.readers = [readEnd(out.r, o.onStdout), readEnd(err.r, o.onStderr)];
+		this.started = new Capture(4, null);
+		this.aliveBytes = "";
+		this.aliveEnded = !o.alive;
+		const side = /** @type {import("node:stream").Readable[]} */ (this.child.stdio.slice(STARTED_FD));
+		this.side = side.filter(Boolean);
+		/** @type {Promise<unknown>[]} */
+		const sideDone = [
+			new Promise((resolve) => {
+				side[0].on("data", (d) => this.started.add(d));
+				side[0].on("close", resolve);
+				side[0].on("error", () => side[0].destroy());
+			}),
+		];
+		if (o.alive && side[1]) {
+			const s = side[1];
+			sideDone.push(
+				new Promise((resolve) => {
+					s.on("data", (d) => {
+						this.aliveBytes += d.toString("latin1");
+					});
+					s.on("close", () => {
+						this.aliveEnded = true;
+						resolve(undefined);
+					});
+					s.on("error", () => s.destroy());
+				}),
+			);
+		}
+		this.sideDone = Promise.all(sideDone);
+		/** @type {{code: number | null, signal: string | null} | null} */
+		this.status = null;
+		/** @type {Promise<{code: number | null, signal: string | null}>} */
+		this.exited = new Promise((resolve, reject) => {
+			this.child.on("exit", (code, signal) => {
+				this.status = { code, signal };
+				resolve(this.status);
+			});
+			this.child.on("error", (e) => reject(new SandboxError(`spawn ${o.kern}: ${e.message}`)));
+		});
+		this.exited.catch(() => undefined);
+		/** @type {Promise<void> | null} */
+		this.stopping = null;
+	}
+
+	/** kern's exit status, 128+N for a signal; null while it runs. */
+	get exitCode() {
+		return this.status ? exitStatus(this.status.code, this.status.signal) : null;
+	}
+
+	/** SIGKILL kern's whole process group (kern drops the box by itself). */
+	killGroup() {
+		const pid = this.child.pid;
+		if (!pid) return;
+		for (const target of [-pid, pid]) {
+			try {
+				process.kill(target, "SIGKILL");
+			} catch {
+				// already gone
+			}
+		}
+	}
+
+	/** `kern stop NAME` (5 s), then SIGKILL the group. Once. */
+	stop() {
+		if (!this.stopping) {
+			this.stopping = (async () => {
+				if (this.name && this.status === null) await kernStop(this.kern, this.name, this.env);
+				this.killGroup();
+			})();
+		}
+		return this.stopping;
+	}
+
+	/**
+	 * Wait for kern's exit, at most `ms` (null: no bound).
+	 * @param {number | null} ms @returns {Promise<boolean>} it exited
+	 */
+	async wait(ms) {
+		if (ms === null) {
+			await this.exited;
+			return true;
+		}
+		return Promise.race([this.exited.then(() => true), sleep(ms).then(() => false)]);
+	}
+
+	/**
+	 * Wait for the readers and the outcome pipe to reach EOF (the box's last
+	 * process is gone), at most JOIN_MS; then let go of them whatever.
+	 */
+	async join() {
+		const all = Promise.all([...this.readers.map((r) => r.done), this.sideDone]);
+		const joined = await Promise.race([all.then(() => true), sleep(JOIN_MS).then(() => false)]);
+		if (!joined) this.destroy();
+	}
+
+	/** Close every descriptor we hold. */
+	destroy() {
+		for (const r of this.readers) r.s.destroy();
+		for (const s of this.side) s.destroy();
+		if (this.stdin) this.stdin.destroy();
+	}
+}
+
+/**
  * @typedef {object} RunOptions
  * @property {string} kern path of the kern binary
  * @property {string[]} argv arguments after the binary
@@ -110,8 +278,8 @@ function kernStop(kern, name, env) {
  * @property {number} timeoutS the binding's deadline, seconds
  * @property {number} maxOutputBytes cap of each captured stream
  * @property {boolean} [alive] pass KERN_ALIVE_FD
- * @property {((chunk: Buffer) => unknown)} [onStdout]
- * @property {((chunk: Buffer) => unknown)} [onStderr]
+ * @property {((chunk: Buffer) => unknown) | null} [onStdout]
+ * @property {((chunk: Buffer) => unknown) | null} [onStderr]
  * @property {AbortSignal} [signal]
  */
 
@@ -122,7 +290,7 @@ function kernStop(kern, name, env) {
  * @property {Buffer} stderr
  * @property {boolean} truncated
  * @property {Buffer} started the outcome bytes (0 to 4)
- * @property {string} aliveBytes what the alive pipe carried
+ * @property {string} aliveBytes what the alive pipe carried (at the deadline, if it fired)
  * @property {boolean} aliveOpen the alive pipe was still open when the deadline fired
  * @property {boolean} deadlineFired
  * @property {boolean} aborted
@@ -130,102 +298,33 @@ function kernStop(kern, name, env) {
  */
 
 /**
- * Run kern and wait for it, its readers and its outcome bytes.
+ * Run one kern process to its end: deadline, readers, outcome bytes.
  * @param {RunOptions} o
  * @returns {Promise<RunOutcome>}
  */
 async function runKern(o) {
 	const t0 = process.hrtime.bigint();
-	const out = pipe();
-	const err = pipe();
-	const env = { ...o.env, KERN_STARTED_FD: String(STARTED_FD) };
-	if (o.alive) env.KERN_ALIVE_FD = String(ALIVE_FD);
-	else delete env.KERN_ALIVE_FD;
-	/** @type {import("node:child_process").ChildProcess} */
-	let child;
-	try {
-		child = spawn(o.kern, o.argv, {
-			stdio: ["ignore", out.w, err.w, "pipe", o.alive ? "pipe" : "ignore"],
-			env,
-			detached: true, // a session and process group of its own
-		});
-	} catch (e) {
-		for (const fd of [out.r, out.w, err.r, err.w]) closeQuietly(fd);
-		throw new SandboxError(`spawn ${o.kern}: ${/** @type {Error} */ (e).message}`);
-	}
-	closeQuietly(out.w);
-	closeQuietly(err.w);
-
 	const stdout = new Capture(o.maxOutputBytes, o.onStdout);
 	const stderr = new Capture(o.maxOutputBytes, o.onStderr);
-	const started = new Capture(4, undefined);
-	const alive = { bytes: "", ended: !o.alive };
-
-	/** @param {number} fd @param {Capture} cap */
-	const reader = (fd, cap) => {
-		const s = new net.Socket({ fd, readable: true, writable: false });
-		s.on("data", (d) => cap.add(d));
-		const done = new Promise((resolve) => {
-			s.on("close", resolve);
-			s.on("error", () => s.destroy());
-		});
-		return { s, done };
-	};
-	const readers = [reader(out.r, stdout), reader(err.r, stderr)];
-
-	const side = /** @type {import("node:stream").Readable[]} */ (child.stdio.slice(STARTED_FD));
-	const sideDone = [
-		new Promise((resolve) => {
-			const s = side[0];
-			s.on("data", (d) => started.add(d));
-			s.on("close", resolve);
-			s.on("error", () => s.destroy());
-		}),
-	];
-	if (o.alive && side[1]) {
-		const s = side[1];
-		sideDone.push(
-			new Promise((resolve) => {
-				s.on("data", (d) => {
-					alive.bytes += d.toString("latin1");
-				});
-				s.on("close", () => {
-					alive.ended = true;
-					resolve(undefined);
-				});
-				s.on("error", () => s.destroy());
-			}),
-		);
-	}
-
-	/** @type {Promise<{code: number | null, signal: string | null}>} */
-	const exited = new Promise((resolve, reject) => {
-		child.on("exit", (code, signal) => resolve({ code, signal }));
-		child.on("error", (e) => reject(new SandboxError(`spawn ${o.kern}: ${e.message}`)));
+	const box = new BoxProcess({
+		kern: o.kern,
+		argv: o.argv,
+		env: o.env,
+		name: o.name,
+		alive: o.alive,
+		onStdout: (d) => stdout.add(d),
+		onStderr: (d) => stderr.add(d),
 	});
-
 	let deadlineFired = false;
 	let aborted = false;
 	let aliveOpen = false;
-	let aliveAtDeadline = "";
-	/** @type {Promise<void> | null} */
-	let stopping = null;
+	let aliveAtStop = "";
 	const stop = () => {
-		if (stopping) return stopping;
-		aliveOpen = !alive.ended;
-		aliveAtDeadline = alive.bytes;
-		stopping = (async () => {
-			if (o.name) await kernStop(o.kern, o.name, o.env);
-			const pid = /** @type {number} */ (child.pid);
-			for (const target of [-pid, pid]) {
-				try {
-					process.kill(target, "SIGKILL");
-				} catch {
-					// already gone
-				}
-			}
-		})();
-		return stopping;
+		if (!box.stopping) {
+			aliveOpen = !box.aliveEnded;
+			aliveAtStop = box.aliveBytes;
+		}
+		return box.stop();
 	};
 	const timer = setTimeout(() => {
 		deadlineFired = true;
@@ -239,36 +338,26 @@ async function runKern(o) {
 		if (o.signal.aborted) onAbort();
 		else o.signal.addEventListener("abort", onAbort, { once: true });
 	}
-
 	let status;
 	try {
-		status = await exited;
+		status = await box.exited;
 	} catch (e) {
+		box.destroy();
+		throw e;
+	} finally {
 		clearTimeout(timer);
 		o.signal?.removeEventListener("abort", onAbort);
-		for (const r of readers) r.s.destroy();
-		throw e;
 	}
-	clearTimeout(timer);
-	o.signal?.removeEventListener("abort", onAbort);
-	if (stopping) await stopping;
-	// The readers get EOF once the box's last process is gone; bounded in
-	// case something outside the box still holds a write end.
-	const all = Promise.all([...readers.map((r) => r.done), ...sideDone]);
-	const joined = await Promise.race([all.then(() => true), sleep(JOIN_MS).then(() => false)]);
-	if (!joined) {
-		for (const r of readers) r.s.destroy();
-		for (const s of side) s?.destroy();
-	}
-
-	const exitCode = exitStatus(status.code, status.signal);
+	if (box.stopping) await box.stopping;
+	await box.join();
+	const stopped = deadlineFired || aborted;
 	return {
-		exitCode,
+		exitCode: exitStatus(status.code, status.signal),
 		stdout: stdout.bytes(),
 		stderr: stderr.bytes(),
 		truncated: stdout.truncated || stderr.truncated,
-		started: started.bytes(),
-		aliveBytes: deadlineFired || aborted ? aliveAtDeadline : alive.bytes,
+		started: box.started.bytes(),
+		aliveBytes: stopped ? aliveAtStop : box.aliveBytes,
 		aliveOpen,
 		deadlineFired,
 		aborted,
@@ -276,4 +365,4 @@ async function runKern(o) {
 	};
 }
 
-module.exports = { runKern, kernStop, Capture, exitStatus, STARTED_FD, ALIVE_FD };
+module.exports = { runKern, kernStop, BoxProcess, Capture, exitStatus, sleep, STARTED_FD, ALIVE_FD };

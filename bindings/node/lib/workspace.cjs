@@ -10,11 +10,14 @@
 // refused.
 
 const fs = require("node:fs");
-const fsp = require("node:fs/promises");
+const { promisify } = require("node:util");
 const { SandboxError } = require("./errors.cjs");
 const { FileInfo } = require("./results.cjs");
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+const read = promisify(fs.read);
+const write = promisify(fs.write);
+const ftruncate = promisify(fs.ftruncate);
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 // Deeper trees are not walked: each level holds a descriptor.
 const MAX_DEPTH = 256;
@@ -98,15 +101,15 @@ class Workspace {
 	/**
 	 * Open a regular file of the workspace, refusing anything else.
 	 * @param {string} p @param {number} flags @param {boolean} createDirs
-	 * @returns {Promise<import("node:fs/promises").FileHandle>}
+	 * @returns {number} the descriptor
 	 */
-	async openFile(p, flags, createDirs) {
+	openFileSync(p, flags, createDirs) {
 		const parts = components(p, false);
 		const name = /** @type {string} */ (parts.pop());
 		const dir = this.openDir(parts, createDirs, p);
-		let fh;
+		let fd;
 		try {
-			fh = await fsp.open(at(dir, name), flags | O_NOFOLLOW | O_NONBLOCK, 0o644);
+			fd = fs.openSync(at(dir, name), flags | O_NOFOLLOW | O_NONBLOCK, 0o644);
 		} catch (e) {
 			const c = code(e);
 			if (c === "ELOOP") throw new SandboxError(`'${p}' is a symlink; refusing to follow it`);
@@ -117,12 +120,11 @@ class Workspace {
 		} finally {
 			fs.closeSync(dir);
 		}
-		const st = await fh.stat();
-		if (!st.isFile()) {
-			await fh.close();
+		if (!fs.fstatSync(fd).isFile()) {
+			fs.closeSync(fd);
 			throw new SandboxError(`'${p}' is not a regular file`);
 		}
-		return fh;
+		return fd;
 	}
 
 	/**
@@ -133,12 +135,16 @@ class Workspace {
 			throw new SandboxError("writeFile data must be a string or a Buffer/Uint8Array");
 		}
 		// Truncated only after the descriptor is known to be a regular file.
-		const fh = await this.openFile(p, O_WRONLY | O_CREAT, true);
+		const fd = this.openFileSync(p, O_WRONLY | O_CREAT, true);
 		try {
-			await fh.truncate(0);
-			await fh.writeFile(data);
+			await ftruncate(fd, 0);
+			const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+			for (let off = 0; off < buf.length; ) {
+				const { bytesWritten } = await write(fd, buf, off, buf.length - off, null);
+				off += bytesWritten;
+			}
 		} finally {
-			await fh.close();
+			fs.closeSync(fd);
 		}
 	}
 
@@ -150,11 +156,11 @@ class Workspace {
 		if (maxBytes != null && (!Number.isSafeInteger(maxBytes) || maxBytes < 0)) {
 			throw new SandboxError("maxBytes must be a non-negative integer");
 		}
-		const fh = await this.openFile(p, O_RDONLY, false);
+		const fd = this.openFileSync(p, O_RDONLY, false);
 		try {
-			const st = await fh.stat();
-			if (maxBytes != null && st.size > maxBytes) {
-				throw new SandboxError(`'${p}' is ${st.size} bytes, over maxBytes=${maxBytes}`);
+			const size = fs.fstatSync(fd).size;
+			if (maxBytes != null && size > maxBytes) {
+				throw new SandboxError(`'${p}' is ${size} bytes, over maxBytes=${maxBytes}`);
 			}
 			// The file may grow while it is read: never past the limit.
 			const limit = maxBytes != null ? maxBytes : Infinity;
@@ -162,9 +168,8 @@ class Workspace {
 			const chunks = [];
 			let total = 0;
 			for (;;) {
-				const want = Math.min(1 << 20, limit - total + 1);
-				const buf = Buffer.allocUnsafe(Math.max(want, 1));
-				const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+				const buf = Buffer.allocUnsafe(Math.max(1, Math.min(1 << 20, limit - total + 1)));
+				const { bytesRead } = await read(fd, buf, 0, buf.length, null);
 				if (bytesRead === 0) break;
 				chunks.push(buf.subarray(0, bytesRead));
 				total += bytesRead;
@@ -172,7 +177,7 @@ class Workspace {
 			}
 			return Buffer.concat(chunks, total);
 		} finally {
-			await fh.close();
+			fs.closeSync(fd);
 		}
 	}
 
@@ -194,7 +199,7 @@ class Workspace {
 	 * each; symlinks are skipped and never followed, and at the top level
 	 * `.deps` and the binding's scratch files are left out.
 	 * @param {string[]} dirs @param {(rel: string, st: fs.BigIntStats) => void} visit
-	 * @param {{onDeep?: (rel: string) => void}} [opts]
+	 * @param {{onDeep?: (rel: string) => void, onDir?: (rel: string, st: fs.BigIntStats) => void}} [opts]
 	 */
 	walk(dirs, visit, opts = {}) {
 		let top;
@@ -224,6 +229,7 @@ class Workspace {
 				}
 				if (st.isFile()) visit(rel, st);
 				else if (st.isDirectory()) {
+					opts.onDir?.(rel, st);
 					if (depth >= MAX_DEPTH) {
 						opts.onDeep?.(rel);
 						continue;
@@ -258,7 +264,7 @@ class Workspace {
 		const dirs = components(subdir, true);
 		/** @type {FileInfo[]} */
 		const out = [];
-		this.walk(dirs, (rel, st) => out.push(new FileInfo(rel, Number(st.size), "created")));
+		this.walk(dirs, (rel, st) => out.push(new FileInfo(rel, Number(st.size), null)));
 		return out;
 	}
 
