@@ -268,9 +268,11 @@ function checkOptions(opts = {}) {
 		}
 	}
 	if (o.user != null && (typeof o.user !== "string" || !USER_RE.test(o.user))) throw new SandboxError(`user ${JSON.stringify(o.user)} is not an account name or uid[:gid]`);
+	// The workspace is bound into every box: the same rules as a mount.
+	if (o.workspace != null) checkSource(path.resolve(o.workspace));
 	const mounts = checkMounts(o.mounts);
 	const tmpfs = checkTmpfs(o.tmpfs, o.memoryMb, mounts);
-	return { ...o, mounts, tmpfs };
+	return { ...o, mounts, tmpfs, tmpfsDefault: o.tmpfs == null };
 }
 
 module.exports = { checkOptions, checkMounts, checkTmpfs, checkSource, checkTarget, checkDomain, DEFAULTS };

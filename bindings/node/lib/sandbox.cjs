@@ -32,6 +32,13 @@ const KERNEL_START_MS = 120 * 1000;
 const ARGV_CODE_LIMIT = 128 * 1024;
 const LANGUAGES = ["python", "bash", "sh", "node"];
 
+/**
+ * Each Sandbox's checked options, for the package's own modules (the
+ * agent tools describe the sandbox from them).
+ * @type {WeakMap<object, ReturnType<typeof checkOptions>>}
+ */
+const configs = new WeakMap();
+
 /** Temporary workspaces to remove if the process exits with them open. */
 const temporary = new Set();
 process.on("exit", () => {
@@ -79,6 +86,7 @@ class Sandbox {
 	 */
 	constructor(opts = {}) {
 		this.#cfg = checkOptions(opts);
+		configs.set(this, this.#cfg);
 		locateKern();
 	}
 
@@ -87,11 +95,6 @@ class Sandbox {
 		const s = new Sandbox(opts);
 		await s.open();
 		return s;
-	}
-
-	/** The checked options (read-only). */
-	get options() {
-		return this.#cfg;
 	}
 
 	/** The workspace directory on the host (after open()). */
@@ -126,8 +129,8 @@ class Sandbox {
 				temporary.add(this.#wsPath);
 			} else {
 				fs.mkdirSync(cfg.workspace, { recursive: true, mode: 0o700 });
-				this.#wsPath = fs.realpathSync(cfg.workspace);
-				checkSource(this.#wsPath);
+				// Checked again now that it exists: a symlink made meanwhile.
+				this.#wsPath = checkSource(fs.realpathSync(cfg.workspace));
 			}
 			this.#ws = new Workspace(this.#wsPath);
 			await this.#pull();
@@ -530,4 +533,7 @@ class Sandbox {
 	}
 }
 
-module.exports = { Sandbox, LANGUAGES, throwIfAborted };
+/** @param {Sandbox} sbx */
+const configOf = (sbx) => configs.get(sbx);
+
+module.exports = { Sandbox, LANGUAGES, throwIfAborted, configOf };

@@ -1,0 +1,79 @@
+// Shared by the Node tests: the package through both entries, kern, and
+// checks that a box left nothing behind.
+import { createRequire } from "node:module";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+
+export const require = createRequire(import.meta.url);
+export const PKG = fileURLToPath(new URL("..", import.meta.url));
+export const TOP = path.resolve(PKG, "..", "..");
+export const DEPS = path.join(PKG, "test", "deps", "node_modules");
+export const kern = require("../index.cjs");
+export const KERN = process.env.KERN_BIN || "kern";
+export const isRoot = process.getuid() === 0;
+
+/** A package the test setup installs from npm, or null (the test skips, saying why). */
+export function dep(name) {
+	try {
+		return createRequire(path.join(DEPS, "x.js"))(name);
+	} catch {
+		return null;
+	}
+}
+export const depMissing = (name) => `${name} is not installed in test/deps (npm unreachable? see test/run)`;
+
+/** Names of running boxes. */
+export function boxes() {
+	return execFileSync(KERN, ["ps", "-q"], { encoding: "utf8" }).split("\n").filter(Boolean);
+}
+
+/** kern's runtime directory for this user (box-cli.md §7.1). */
+export function runtimeDir() {
+	if (process.env.XDG_RUNTIME_DIR) return path.join(process.env.XDG_RUNTIME_DIR, "kern");
+	const run = `/run/user/${process.getuid()}`;
+	return existsSync(run) ? path.join(run, "kern") : `/tmp/kern-${process.getuid()}`;
+}
+
+const listed = (dir) => {
+	try {
+		return readdirSync(dir);
+	} catch {
+		return [];
+	}
+};
+
+/**
+ * Everything of the package's boxes (names starting `prefix`) that is
+ * still there: listed boxes, registry records, scratch dirs, cgroups.
+ */
+export function leftovers(prefix = "nodesbx-") {
+	const rt = runtimeDir();
+	const left = [
+		...boxes().filter((n) => n.startsWith(prefix)).map((n) => `box ${n}`),
+		...listed(path.join(rt, "instances")).filter((n) => n.startsWith(prefix)).map((n) => `record ${n}`),
+		...listed(path.join(rt, "scratch")).filter((n) => n.startsWith(prefix)).map((n) => `scratch ${n}`),
+	];
+	const cg = spawnSync("find", ["/sys/fs/cgroup", "-maxdepth", "5", "-type", "d", "-name", `kern-box-${prefix}*`], { encoding: "utf8" });
+	for (const d of cg.stdout.split("\n").filter(Boolean)) left.push(`cgroup ${d}`);
+	return left;
+}
+
+/** Poll until fn() is truthy or ms pass; returns its last value. */
+export async function until(fn, ms = 10000, step = 50) {
+	const end = Date.now() + ms;
+	let v = await fn();
+	while (!v && Date.now() < end) {
+		await new Promise((r) => setTimeout(r, step));
+		v = await fn();
+	}
+	return v;
+}
+
+/** Nothing of the package's boxes is left, within 10 s (kern drops a killed box's record by itself). */
+export async function assertNothingLeft(assert, prefix = "nodesbx-") {
+	await until(() => leftovers(prefix).length === 0, 10000);
+	const left = leftovers(prefix);
+	assert.deepEqual(left, [], `left behind: ${left.join(", ")}`);
+}
