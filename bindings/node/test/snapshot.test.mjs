@@ -1,0 +1,115 @@
+// snapshot() and restore() (python-binding.md §4): a portable .tar.gz,
+// and archives from anywhere, so every hostile member kind refuses the
+// whole archive before anything is written. Hostile archives are made by
+// Python's tarfile, independently of this package's tar code.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, readFileSync, existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { kern } from "./helpers.mjs";
+
+const { Sandbox, SandboxError } = kern;
+const PY = "/usr/bin/python3";
+let dir;
+let sbx;
+before(async () => {
+	dir = mkdtempSync(path.join(tmpdir(), "kern-node-snap-"));
+	sbx = await Sandbox.create({ image: "host" });
+});
+after(async () => {
+	await sbx.close();
+	rmSync(dir, { recursive: true, force: true });
+});
+
+/** An archive of `members` [name, type, data?, linkname?] made by Python's tarfile. */
+function pyArchive(file, members, format = "USTAR_FORMAT") {
+	const script = `
+import io, json, sys, tarfile
+with tarfile.open(sys.argv[1], "w:gz", compresslevel=1, format=tarfile.${format}) as t:
+    for name, kind, data, link in json.loads(sys.argv[2]):
+        i = tarfile.TarInfo(name)
+        i.type = kind.encode()
+        i.linkname = link or ""
+        b = (data or "").encode()
+        i.size = len(b) if kind == "0" else 0
+        t.addfile(i, io.BytesIO(b) if kind == "0" else None)
+`;
+	execFileSync(PY, ["-c", script, file, JSON.stringify(members.map(([n, k, d, l]) => [n, k, d ?? null, l ?? null]))]);
+	return file;
+}
+
+test("round trip: files, empty directories and modes; symlinks and FIFOs are left out", async () => {
+	await sbx.writeFile("a/b.txt", "hello");
+	await sbx.writeFile("big.bin", Buffer.alloc(300000, 7));
+	await sbx.run(["sh", "-c", "mkdir -p empty/inner && chmod +x big.bin && ln -s /etc/passwd link && mkfifo fifo"]);
+	const snap = path.join(dir, "rt.tgz");
+	await sbx.snapshot(snap);
+	const listing = execFileSync("tar", ["tzvf", snap], { encoding: "utf8" });
+	assert.match(listing, /^-rwxr-xr-x .* big\.bin$/m);
+	assert.doesNotMatch(listing, /link|fifo/);
+	const other = await Sandbox.create({ image: "host" });
+	try {
+		await other.restore(snap);
+		assert.equal((await other.readFile("a/b.txt")).toString(), "hello");
+		const r = await other.run(["sh", "-c", "test -x big.bin && test -d empty/inner && od -An -tu1 -N2 big.bin && wc -c < big.bin"]);
+		assert.equal(r.stdout, "   7   7\n300000\n");
+	} finally {
+		await other.close();
+	}
+});
+
+test("the archive is gzip level 1 USTAR that Python's tarfile reads", async () => {
+	const snap = path.join(dir, "py-read.tgz");
+	await sbx.snapshot(snap);
+	const out = execFileSync(PY, ["-c", "import sys,tarfile\nt=tarfile.open(sys.argv[1])\nprint(sorted((m.name,m.size) for m in t if m.isfile()))\nprint({m.name: t.extractfile(m).read().decode() for m in t if m.name=='a/b.txt'})", snap], { encoding: "utf8" });
+	assert.match(out, /\('a\/b\.txt', 5\)/);
+	assert.match(out, /'a\/b\.txt': 'hello'/);
+	assert.equal(readFileSync(snap)[0], 0x1f);
+	assert.equal(readFileSync(snap)[8], 4, "gzip XFL 4: fastest compression");
+});
+
+test("an archive Python wrote (USTAR, GNU and pax) restores", async () => {
+	const long = `${"d".repeat(120)}/${"f".repeat(90)}`;
+	for (const fmt of ["USTAR_FORMAT", "GNU_FORMAT", "PAX_FORMAT"]) {
+		const name = fmt === "USTAR_FORMAT" ? "from-py/x.txt" : `from-py/${long}-${fmt}`;
+		await sbx.restore(pyArchive(path.join(dir, `${fmt}.tgz`), [["from-py", "5"], [name, "0", `made by ${fmt}`]], fmt));
+		assert.equal((await sbx.readFile(name)).toString(), `made by ${fmt}`);
+	}
+});
+
+const HOSTILE = [
+	["an absolute path", [["/tmp/kern-node-escape", "0", "x"]], /absolute/],
+	["a `..` member", [["ok.txt", "0", "x"], ["../escape.txt", "0", "x"]], /'\.\.'/],
+	["a `..` in the middle", [["a/../../escape.txt", "0", "x"]], /'\.\.'/],
+	["a symlink", [["ok.txt", "0", "x"], ["link", "2", null, "/etc/shadow"]], /symlink/],
+	["a hard link", [["ok.txt", "0", "x"], ["hard", "1", null, "/etc/shadow"]], /hard link/],
+	["a character device", [["null", "3"]], /character device/],
+	["a block device", [["sda", "4"]], /block device/],
+	["a FIFO", [["pipe", "6"]], /FIFO/],
+];
+
+for (const [what, members, re] of HOSTILE) {
+	test(`restore refuses an archive with ${what}, writing nothing`, async () => {
+		const ws = await Sandbox.create({ image: "host" });
+		try {
+			const file = pyArchive(path.join(dir, `hostile-${Math.random().toString(16).slice(2)}.tgz`), members);
+			await assert.rejects(ws.restore(file), (e) => e instanceof SandboxError && re.test(e.message) && /restore refused/.test(e.message));
+			assert.deepEqual(await ws.listFiles(), []);
+			assert.equal(existsSync("/tmp/kern-node-escape"), false);
+		} finally {
+			await ws.close();
+		}
+	});
+}
+
+test("restore refuses what is not a .tar.gz, and a truncated one", async () => {
+	await assert.rejects(sbx.restore("/etc/hostname"), /not a readable \.tar\.gz/);
+	const good = path.join(dir, "trunc-src.tgz");
+	pyArchive(good, [["big.txt", "0", "y".repeat(100000)]]);
+	const raw = execFileSync("gzip", ["-dc", good]);
+	const cut = path.join(dir, "trunc.tgz");
+	execFileSync("sh", ["-c", `head -c 20000 | gzip -1 > '${cut}'`], { input: raw });
+	await assert.rejects(sbx.restore(cut), SandboxError);
+});
