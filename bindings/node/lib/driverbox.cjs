@@ -7,7 +7,7 @@
 // exits. When the driver stops answering, death() says why, from kern's
 // exit status and outcome bytes first.
 
-const { BoxProcess, exitStatus, sleep } = require("./spawn.cjs");
+const { BoxProcess, exitStatus, sleep, kernRecover } = require("./spawn.cjs");
 const frames = require("./frames.cjs");
 const { pySource } = require("./drivers.cjs");
 const { SandboxFault } = require("./results.cjs");
@@ -188,13 +188,18 @@ class DriverBox {
 		await this.box.join();
 	}
 
-	/** After kill(): reap kern and close every descriptor. */
+	/**
+	 * After kill(): reap kern and close every descriptor. A SIGKILLed kern
+	 * leaves its scratch directory: `kern recover` reclaims it (and never
+	 * touches a live box).
+	 */
 	async reapKilled() {
 		if (!(await this.box.wait(EXIT_WAIT_MS))) {
 			this.box.killGroup();
 			await this.box.wait(null);
 		}
 		await this.box.join();
+		await kernRecover(this.box.kern, this.box.env);
 	}
 
 	/**

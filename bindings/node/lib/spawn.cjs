@@ -15,6 +15,9 @@ const { SandboxError } = require("./errors.cjs");
 const STARTED_FD = 3;
 const ALIVE_FD = 4;
 const STOP_BUDGET_MS = 5000;
+// After `kern stop`, how long kern gets to finish its own teardown (remove
+// its record, scratch and cgroups) before SIGTERM and then SIGKILL.
+const TEARDOWN_MS = 1000;
 const JOIN_MS = 8000;
 // Chunks held for a callback that is still busy with an earlier one
 // (it returned a promise); beyond this they are dropped for it.
@@ -103,6 +106,17 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms).unref());
 function kernStop(kern, name, env) {
 	return new Promise((resolve) => {
 		execFile(kern, ["stop", name], { timeout: STOP_BUDGET_MS, env, killSignal: "SIGKILL" }, () => resolve(undefined));
+	});
+}
+
+/**
+ * `kern recover`: reclaim what a SIGKILLed kern left (it never touches a
+ * live box). Its result is ignored.
+ * @param {string} kern @param {Record<string, string | undefined>} env
+ */
+function kernRecover(kern, env) {
+	return new Promise((resolve) => {
+		execFile(kern, ["recover"], { timeout: STOP_BUDGET_MS, env, killSignal: "SIGKILL" }, () => resolve(undefined));
 	});
 }
 
@@ -208,6 +222,7 @@ class BoxProcess {
 		this.exited.catch(() => undefined);
 		/** @type {Promise<void> | null} */
 		this.stopping = null;
+		this.killed = false;
 	}
 
 	/** kern's exit status, 128+N for a signal; null while it runs. */
@@ -215,25 +230,40 @@ class BoxProcess {
 		return this.status ? exitStatus(this.status.code, this.status.signal) : null;
 	}
 
-	/** SIGKILL kern's whole process group (kern drops the box by itself). */
-	killGroup() {
+	/**
+	 * Signal kern's whole process group (the workload has a session of its
+	 * own, so this reaches kern only).
+	 * @param {NodeJS.Signals} [sig]
+	 */
+	killGroup(sig = "SIGKILL") {
 		const pid = this.child.pid;
-		if (!pid) return;
+		if (!pid || this.status !== null) return;
+		if (sig === "SIGKILL") this.killed = true;
 		for (const target of [-pid, pid]) {
 			try {
-				process.kill(target, "SIGKILL");
+				process.kill(target, sig);
 			} catch {
 				// already gone
 			}
 		}
 	}
 
-	/** `kern stop NAME` (5 s), then SIGKILL the group. Once. */
+	/**
+	 * Stop the box from outside, once: `kern stop NAME` (5 s); then kern
+	 * gets a moment to finish its own teardown, SIGTERM, and finally
+	 * SIGKILL. A SIGKILLed kern leaves its record and scratch to `kern
+	 * recover`, which runs then.
+	 */
 	stop() {
 		if (!this.stopping) {
 			this.stopping = (async () => {
 				if (this.name && this.status === null) await kernStop(this.kern, this.name, this.env);
-				this.killGroup();
+				if (await this.wait(TEARDOWN_MS)) return;
+				this.killGroup("SIGTERM");
+				if (await this.wait(TEARDOWN_MS)) return;
+				this.killGroup("SIGKILL");
+				await this.wait(STOP_BUDGET_MS);
+				await kernRecover(this.kern, this.env);
 			})();
 		}
 		return this.stopping;
@@ -365,4 +395,4 @@ async function runKern(o) {
 	};
 }
 
-module.exports = { runKern, kernStop, BoxProcess, Capture, exitStatus, sleep, STARTED_FD, ALIVE_FD };
+module.exports = { runKern, kernStop, kernRecover, BoxProcess, Capture, exitStatus, sleep, STARTED_FD, ALIVE_FD };

@@ -77,3 +77,37 @@ export async function assertNothingLeft(assert, prefix = "nodesbx-") {
 	const left = leftovers(prefix);
 	assert.deepEqual(left, [], `left behind: ${left.join(", ")}`);
 }
+
+/**
+ * The loopback registry of the bats tests (tests/helpers/fixtures.bash)
+ * with the busybox fixture pushed as `busybox:1`; null with the reason
+ * when this host cannot run it.
+ * @returns {{port: number, ref: (tag?: string) => string, stop: () => void} | {skip: string}}
+ */
+export function startRegistry(dir) {
+	const script = `
+set -e
+. "${TOP}/tests/helpers/fixtures.bash"
+FIX=$(fixture_busybox) || { echo "skip: cannot build the busybox fixture"; exit 0; }
+registry_start "$1" >&2
+registry_push "$FIX/busybox" busybox:1 oci
+echo "$REG_PORT $REG_PID"
+`;
+	const r = spawnSync("bash", ["-c", script, "registry", dir], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+	const line = (r.stdout || "").trim().split("\n").pop() || "";
+	if (r.status !== 0 || line.startsWith("skip:") || !/^\d+ \d+$/.test(line)) {
+		return { skip: line.startsWith("skip:") ? line.slice(6) : `the loopback registry did not start: ${r.stderr.slice(-500)}` };
+	}
+	const [port, pid] = line.split(" ").map(Number);
+	return {
+		port,
+		ref: (tag = "1") => `127.0.0.1:${port}/busybox:${tag}`,
+		stop: () => {
+			try {
+				process.kill(pid, "SIGTERM");
+			} catch {
+				// gone
+			}
+		},
+	};
+}
