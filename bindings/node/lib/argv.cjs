@@ -1,79 +1,110 @@
 "use strict";
-// The `kern box` argv of a call (python-binding.md §9), in the order the
-// Python binding writes it, so both packages start the same boxes.
+// The `kern box` argv of every box a session starts (python-binding.md
+// §9), written once, in the Python package's order (kern_sandbox/_argv.py),
+// so both packages start the same boxes:
+//
+//   box NAME --image IMG --ro -v WS:/workspace --workdir /workspace
+//   [.deps ro bind] [pyc bind] [--cap-drop C]... [--user U] [--no-uid-range]
+//   --timeout T [--memory Nm] [--cpus C] [--pids-limit N] [--require-limits]
+//   [--security-profile untrusted] [--apparmor P] [--egress-allow ... | --net]
+//   [profiles...] [user mounts...] [--tmpfs ...]... [--env-file P] [extra...]
+//   -- COMMAND
 
-const { imageUser } = require("./imagecache.cjs");
+const { imageUser, userIsRoot } = require("./imagecache.cjs");
+const { mountArgv, WORKSPACE } = require("./rules.cjs");
+const { hex } = require("./fsutil.cjs");
 
-/**
- * One bind, as `-v SRC:DST[:ro]`, or as `--mount` when a path holds `:` or
- * `,` (box-cli.md §2.1: a quoted field may contain both; `""` is one `"`).
- * @param {string} src @param {string} dst @param {boolean} ro
- * @returns {string[]}
- */
-function bind(src, dst, ro) {
-	if (!/[:,]/.test(src) && !/[:,]/.test(dst)) return ["-v", `${src}:${dst}${ro ? ":ro" : ""}`];
-	const q = (/** @type {string} */ field) => (/[:,"]/.test(field) ? `"${field.replace(/"/g, '""')}"` : field);
-	return ["--mount", ["type=bind", q(`src=${src}`), q(`dst=${dst}`), ...(ro ? ["ro"] : [])].join(",")];
-}
+const PYC_DIR = "/kern-pyc";
+const DEPS = `${WORKSPACE}/.deps`;
 
-/**
- * Does the box run as root? An explicit user, else the image's USER.
- * @param {{user: string | null, image: string}} cfg
- */
-function boxUserIsRoot(cfg) {
-	const u = cfg.user != null ? cfg.user : imageUser(cfg.image);
-	if (!u) return true;
-	const name = u.split(":")[0];
-	return name === "root" || name === "0";
-}
+/** `nodesbx-<12 hex>`: random, so concurrent calls never collide. @param {string} [prefix] */
+const boxName = (prefix = "nodesbx") => `${prefix}-${hex(12)}`;
 
 /**
- * @typedef {object} BoxSpec
+ * @typedef {object} BoxRequest what differs between the boxes of one session
  * @property {string} name
- * @property {number} timeoutS the deadline the kern backstop is derived from (kern gets int(t)+5)
  * @property {string[]} command
+ * @property {number} kernTimeout kern's own --timeout (the backstop)
+ * @property {boolean} [readOnly] --ro (default true)
+ * @property {boolean} [depsRo] bind <WS>/.deps read-only over the workspace
+ * @property {string | null} [pycDir] host bytecode cache, bound read-only at /kern-pyc
+ * @property {"session" | "host" | "none"} [network] the session's setting, or forced
+ * @property {boolean} [tmpfs] the session's tmpfs list (default true; setup boxes get none)
  * @property {string | null} [envFile]
- * @property {"run" | "setup" | "compile" | "kernel" | "pool" | "resident"} [purpose]
- * @property {boolean} [depsRo] bind <WS>/.deps read-only
- * @property {string | null} [pyc] host directory of the bytecode cache
- * @property {string[]} [extra] flags placed right before `--` (e.g. -d --init --label)
- * @property {number | null} [kernTimeout] an explicit --timeout value
+ * @property {string[]} [extra] placed just before `--`
+ * @property {string | null} [user]
  */
 
 /**
- * @param {ReturnType<typeof import("./rules.cjs").checkOptions>} cfg
- * @param {string} ws the workspace (realpath)
- * @param {BoxSpec} spec
- * @returns {string[]}
+ * The account a box runs as: the request's, the session's, else the
+ * image USER (null when unknown).
+ * @param {import("./rules.cjs").Config} cfg @param {string | null | undefined} requestUser
  */
-function boxArgv(cfg, ws, spec) {
-	const purpose = spec.purpose || "run";
-	const a = ["box", spec.name, "--image", cfg.image, "--ro", ...bind(ws, "/workspace", false), "--workdir", "/workspace"];
-	if (spec.depsRo) a.push(...bind(`${ws}/.deps`, "/workspace/.deps", true));
-	if (spec.pyc) a.push(...bind(spec.pyc, "/kern-pyc", true));
+function boxUser(cfg, requestUser) {
+	if (requestUser != null) return requestUser;
+	if (cfg.user != null) return cfg.user;
+	return imageUser(cfg.image);
+}
+
+/**
+ * Python's repr() of a float (the shortest digits that round-trip, fixed
+ * notation for exponents -4 to 15), without a trailing ".0", as the Python
+ * package writes --cpus.
+ * @param {number} c
+ */
+function cpusText(c) {
+	const [mant, e] = c.toExponential().split("e");
+	const exp = Number(e);
+	const digits = mant.replace(".", "").replace("-", "");
+	const sign = c < 0 ? "-" : "";
+	let text;
+	if (exp < -4 || exp >= 16) {
+		text = `${sign}${digits[0]}${digits.length > 1 ? `.${digits.slice(1)}` : ""}e${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
+	} else if (exp < 0) {
+		text = `${sign}0.${"0".repeat(-exp - 1)}${digits}`;
+	} else {
+		const whole = digits.slice(0, exp + 1).padEnd(exp + 1, "0");
+		text = `${sign}${whole}.${digits.slice(exp + 1) || "0"}`;
+	}
+	return text.endsWith(".0") ? text.slice(0, -2) : text;
+}
+
+/** kern's --timeout for a call with this deadline: int(t) + 5. @param {number} t */
+const deadlineBackstop = (t) => Math.trunc(t) + 5;
+
+/**
+ * The argv after the kern path: ["box", NAME, ..., "--", ...command].
+ * @param {import("./rules.cjs").Config} cfg @param {string} workspace @param {BoxRequest} req
+ */
+function boxArgv(cfg, workspace, req) {
+	const a = ["box", req.name, "--image", cfg.image];
+	if (req.readOnly !== false) a.push("--ro");
+	a.push(...mountArgv({ src: workspace, dst: WORKSPACE, readOnly: false }), "--workdir", WORKSPACE);
+	if (req.depsRo) a.push(...mountArgv({ src: `${workspace}/.deps`, dst: DEPS, readOnly: true }));
+	if (req.pycDir) a.push(...mountArgv({ src: req.pycDir, dst: PYC_DIR, readOnly: true }));
 	for (const c of cfg.capDrop) a.push("--cap-drop", c);
-	if (cfg.user != null) a.push("--user", cfg.user);
-	if (cfg.capDrop.some((c) => c.toUpperCase() === "ALL") && boxUserIsRoot(cfg)) a.push("--no-uid-range");
-	const kt = spec.kernTimeout != null ? spec.kernTimeout : Math.trunc(spec.timeoutS) + 5;
-	a.push("--timeout", String(kt));
+	const explicit = req.user != null ? req.user : cfg.user;
+	if (explicit && !userIsRoot(explicit)) a.push("--user", explicit);
+	// Box root is the caller then: files it writes stay the caller's, and
+	// with every capability dropped a range map would buy nothing.
+	if (cfg.capDrop.includes("ALL") && userIsRoot(boxUser(cfg, req.user))) a.push("--no-uid-range");
+	a.push("--timeout", String(req.kernTimeout));
 	if (cfg.memoryMb != null) a.push("--memory", `${cfg.memoryMb}m`);
-	if (cfg.cpus != null) a.push("--cpus", String(cfg.cpus));
+	if (cfg.cpus != null) a.push("--cpus", cpusText(cfg.cpus));
 	if (cfg.pids != null) a.push("--pids-limit", String(cfg.pids));
 	if (cfg.requireLimits) a.push("--require-limits");
 	if (cfg.securityProfile) a.push("--security-profile", cfg.securityProfile);
 	if (cfg.apparmor) a.push("--apparmor", cfg.apparmor);
-	if (purpose === "setup") a.push("--net");
-	else if (purpose !== "compile" && cfg.egressAllow) a.push("--egress-allow", cfg.egressAllow.join(","));
-	else if (purpose !== "compile" && cfg.network) a.push("--net");
-	if (cfg.profiles) a.push(...cfg.profiles);
-	for (const m of cfg.mounts) a.push(...bind(m.src, m.dst, m.ro));
-	// The setup box has no default /tmp; tmpfs the caller asked for stays.
-	const tmpfs = purpose === "setup" && cfg.tmpfsDefault ? [] : cfg.tmpfs;
-	for (const t of tmpfs) a.push("--tmpfs", `${t.path}:${t.size}`);
-	if (spec.envFile) a.push("--env-file", spec.envFile);
-	if (spec.extra) a.push(...spec.extra);
-	a.push("--", ...spec.command);
+	const net = req.network || "session";
+	if (net === "host" || (net === "session" && cfg.network)) a.push("--net");
+	else if (net === "session" && cfg.egressAllow.length) a.push("--egress-allow", cfg.egressAllow.join(","));
+	a.push(...cfg.profiles);
+	for (const m of cfg.mounts) a.push(...mountArgv(m));
+	if (req.tmpfs !== false) for (const [p, size] of cfg.tmpfs) a.push("--tmpfs", `${p}:${size}`);
+	if (req.envFile) a.push("--env-file", req.envFile);
+	if (req.extra) a.push(...req.extra);
+	a.push("--", ...req.command);
 	return a;
 }
 
-module.exports = { boxArgv, bind, boxUserIsRoot };
+module.exports = { boxArgv, boxName, boxUser, deadlineBackstop, cpusText, PYC_DIR, DEPS };

@@ -13,7 +13,7 @@ const { SandboxError } = require("./errors.cjs");
 const PACKED = path.join(__dirname, "..", "py");
 const CHECKOUT = path.join(__dirname, "..", "..", "python", "kern_sandbox");
 // Every file the package reads from there.
-const FILES = ["_cell.py", "_kernel_driver.py"];
+const FILES = ["_cell.py", "_oneshot.py", "_kernel_driver.py"];
 
 /** @type {Map<string, string>} */
 const cache = new Map();

@@ -1,49 +1,70 @@
 "use strict";
-// Sandbox: one workspace on disk, a fresh box per call (python-binding.md
-// §3, §4, §6, §8). File state persists between calls through /workspace;
-// processes do not.
+// Sandbox and the one-shot calls (python-binding.md §2-§4, §6, §8). A
+// Sandbox is a workspace plus a checked configuration; each call is a
+// fresh `kern box` on that workspace: file state persists between calls,
+// processes do not. The flow is the Python package's (kern_sandbox/
+// sandbox.py), in Node's idiom: promises, Buffer chunks, AbortSignal.
 
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 const { spawn } = require("node:child_process");
 const { SandboxError } = require("./errors.cjs");
-const { ExecutionResult, Result } = require("./results.cjs");
-const { checkOptions, checkSource } = require("./rules.cjs");
+const { ExecutionResult } = require("./results.cjs");
+const { checkOptions, checkTimeout, WORKSPACE } = require("./rules.cjs");
 const { locateKern } = require("./locate.cjs");
-const { boxArgv } = require("./argv.cjs");
+const { boxArgv, boxName, deadlineBackstop, DEPS, PYC_DIR } = require("./argv.cjs");
 const { runKern } = require("./spawn.cjs");
-const { classify, splitStderr } = require("./faults.cjs");
+const { classify, splitStderr, strip } = require("./faults.cjs");
 const { Workspace, changes } = require("./workspace.cjs");
-const { isCached } = require("./imagecache.cjs");
+const { HOST_IMAGE, isCached } = require("./imagecache.cjs");
 const { hex, rmtree } = require("./fsutil.cjs");
-const { pythonCell } = require("./runner.cjs");
+const { runnerSource, parseResults, RESULTS_MAX } = require("./runner.cjs");
+const pyc = require("./pyc.cjs");
 const snapshots = require("./snapshot.cjs");
 const { Kernel } = require("./kernel.cjs");
 const { DriverBox, classifyDeath, driverSource, RESULTS_CAP } = require("./driverbox.cjs");
 const { replyCap } = require("./frames.cjs");
 
-const PULL_BUDGET_MS = 900 * 1000;
-// A kernel box lives a day at most (kern's --timeout), and gets this long
+const LANGUAGES = ["python", "bash", "sh", "node"];
+// bash/sh/node code longer than this goes to a file instead of argv.
+const ARGV_CODE_MAX = 128 * 1024;
+const PULL_TIMEOUT_MS = 900 * 1000;
+const SETUP_MIN_TIMEOUT_S = 120;
+const PIP_INSTALL = "pip install ";
+const PIP_TARGET = "pip install --target /workspace/.deps --no-cache-dir --disable-pip-version-check ";
+// A kernel box lives a day at most (kern's --timeout) and gets this long
 // to boot its interpreter.
 const KERNEL_LIFETIME_S = 86405;
 const KERNEL_START_MS = 120 * 1000;
-// Code longer than this runs from a file rather than from argv (§8).
-const ARGV_CODE_LIMIT = 128 * 1024;
-const LANGUAGES = ["python", "bash", "sh", "node"];
 
 /**
  * Each Sandbox's checked options, for the package's own modules (the
  * agent tools describe the sandbox from them).
- * @type {WeakMap<object, ReturnType<typeof checkOptions>>}
+ * @type {WeakMap<object, import("./rules.cjs").Config>}
  */
 const configs = new WeakMap();
 
-/** Temporary workspaces to remove if the process exits with them open. */
-const temporary = new Set();
+/** Private directories and temporary workspaces to remove if the process exits with them. */
+const leftovers = new Set();
 process.on("exit", () => {
-	for (const dir of temporary) rmtree(dir);
+	for (const dir of leftovers) rmtree(dir);
 });
+
+/** `sh -c SETUP`; a leading `pip install ` installs into .deps. @param {string} setup */
+function setupCommand(setup) {
+	return ["sh", "-c", setup.startsWith(PIP_INSTALL) ? PIP_TARGET + setup.slice(PIP_INSTALL.length) : setup];
+}
+
+/** @param {AbortSignal | undefined} signal */
+function throwIfAborted(signal) {
+	if (signal && signal.aborted) {
+		throw signal.reason ?? Object.assign(new Error("This operation was aborted"), { name: "AbortError" });
+	}
+}
+
+/** @param {Buffer} b */
+const text = (b) => b.toString("utf8");
 
 /**
  * @typedef {object} CallOptions
@@ -53,125 +74,121 @@ process.on("exit", () => {
  * @property {AbortSignal} [signal]
  */
 
-/** @param {AbortSignal | undefined} signal */
-function throwIfAborted(signal) {
-	if (signal && signal.aborted) {
-		throw signal.reason ?? Object.assign(new Error("This operation was aborted"), { name: "AbortError" });
-	}
-}
-
-/** @param {string} name @param {unknown} v */
-function checkCallTimeout(name, v) {
-	if (v === undefined || v === null) return;
-	if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) throw new SandboxError(`${name} must be a finite number > 0, not ${JSON.stringify(v)}`);
-}
-
 class Sandbox {
-	/** @type {ReturnType<typeof checkOptions>} */
+	/** @type {import("./rules.cjs").Config} */
 	#cfg;
+	/** @type {import("./locate.cjs").Kern} */
+	#kern;
 	/** @type {Workspace | null} */
 	#ws = null;
 	/** @type {string | null} */
-	#wsPath = null;
-	#wsTemp = false;
-	/** @type {string | null} */
 	#private = null;
+	/** @type {string | null} */
+	#pycDir = null;
 	/** @type {Promise<void> | null} */
 	#opening = null;
 	#closed = false;
 
 	/**
-	 * Check the options and locate kern; no box starts until open().
+	 * Check the options and locate kern; no box starts until open() (or the
+	 * first call).
 	 * @param {import("../index.cjs").SandboxOptions} [opts]
 	 */
 	constructor(opts = {}) {
-		this.#cfg = checkOptions(opts);
+		this.#cfg = checkOptions(/** @type {Record<string, unknown>} */ (opts));
 		configs.set(this, this.#cfg);
-		locateKern();
+		this.#kern = locateKern();
 	}
 
-	/** Construct and open in one step. @param {import("../index.cjs").SandboxOptions} [opts] */
+	/** Construct and open. @param {import("../index.cjs").SandboxOptions} [opts] */
 	static async create(opts = {}) {
 		const s = new Sandbox(opts);
 		await s.open();
 		return s;
 	}
 
-	/** The workspace directory on the host (after open()). */
+	/** The workspace directory on the host (the box sees it as /workspace), once open. */
 	get workspace() {
-		return this.#wsPath;
+		return this.#ws ? this.#ws.path : null;
 	}
 
 	/**
-	 * Create the workspace, make sure the image is cached, run `setup`.
-	 * Calling it again is harmless; methods call it when needed.
+	 * Create the workspace, pull the image unless kern has it, run `setup`
+	 * and start the bytecode cache. Called by the first call; harmless again.
 	 */
 	open() {
 		if (this.#closed) return Promise.reject(new SandboxError("this Sandbox is closed"));
-		if (!this.#opening) {
-			this.#opening = this.#doOpen();
-			// A failed open leaves nothing behind and can be retried.
-			this.#opening.catch(() => {
-				this.#opening = null;
-			});
-		}
+		if (!this.#opening) this.#opening = this.#prepare();
 		return this.#opening;
 	}
 
-	async #doOpen() {
+	async #prepare() {
 		const cfg = this.#cfg;
-		this.#private = fs.mkdtempSync(path.join(os.tmpdir(), "kern-node-"));
-		temporary.add(this.#private);
+		this.#kern = locateKern();
+		const ws = new Workspace(cfg.workspace);
+		this.#ws = ws;
+		if (ws.temporary) leftovers.add(ws.path);
+		this.#private = fs.mkdtempSync(path.join(os.tmpdir(), "kern-sandbox-"));
+		leftovers.add(this.#private);
 		try {
-			if (cfg.workspace == null) {
-				this.#wsPath = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "kern-ws-")));
-				this.#wsTemp = true;
-				temporary.add(this.#wsPath);
-			} else {
-				fs.mkdirSync(cfg.workspace, { recursive: true, mode: 0o700 });
-				// Checked again now that it exists: a symlink made meanwhile.
-				this.#wsPath = checkSource(fs.realpathSync(cfg.workspace));
+			if (!isCached(cfg.image)) await this.#pull();
+			if (cfg.setup !== null) await this.#runSetup(cfg.setup);
+			if (cfg.pycCache && cfg.image !== HOST_IMAGE) {
+				this.#pycDir = pyc.usable(cfg.image);
+				if (this.#pycDir === null) {
+					pyc.build(this.#kern.path, cfg.image, cfg.enforceLimits).then((dir) => {
+						if (dir !== null) this.#pycDir = dir;
+					});
+				}
 			}
-			this.#ws = new Workspace(this.#wsPath);
-			await this.#pull();
-			if (cfg.setup != null) await this.#runSetup(cfg.setup);
 		} catch (e) {
+			this.#closed = true;
 			this.#release();
 			throw e;
 		}
 	}
 
-	/** `kern pull IMAGE` unless the cache has it; its result is ignored. */
-	async #pull() {
-		const image = this.#cfg.image;
-		if (image === "host" || isCached(image)) return;
-		const kern = locateKern();
-		await new Promise((resolve) => {
-			const p = spawn(kern.path, ["pull", image], { stdio: "ignore", timeout: PULL_BUDGET_MS, killSignal: "SIGKILL" });
-			p.on("exit", resolve);
-			p.on("error", resolve);
+	/** `kern pull IMAGE`, stdio on /dev/null, its result ignored. */
+	#pull() {
+		return new Promise((resolve) => {
+			const p = spawn(this.#kern.path, ["pull", this.#cfg.image], { stdio: "ignore", detached: true });
+			const timer = setTimeout(() => {
+				try {
+					process.kill(-(/** @type {number} */ (p.pid)), "SIGKILL");
+				} catch {
+					// gone
+				}
+			}, PULL_TIMEOUT_MS);
+			p.on("exit", () => {
+				clearTimeout(timer);
+				resolve(undefined);
+			});
+			p.on("error", () => {
+				clearTimeout(timer);
+				resolve(undefined);
+			});
 		});
 	}
 
 	#release() {
-		if (this.#ws) this.#ws.close();
-		this.#ws = null;
-		if (this.#wsTemp && this.#wsPath) {
-			rmtree(this.#wsPath);
-			temporary.delete(this.#wsPath);
+		if (this.#ws) {
+			leftovers.delete(this.#ws.path);
+			this.#ws.remove();
 		}
 		if (this.#private) {
 			rmtree(this.#private);
-			temporary.delete(this.#private);
+			leftovers.delete(this.#private);
 		}
 		this.#private = null;
 	}
 
-	/** Stop the pool, remove a temporary workspace. Idempotent. */
+	/** Delete a temporary workspace and the package's private files. Idempotent. */
 	async close() {
-		if (this.#closed) return;
+		if (this.#closed && !this.#opening) return;
 		this.#closed = true;
-		if (this.#opening) await this.#opening.catch(() => undefined);
+		const opening = this.#opening;
+		this.#opening = null;
+		if (opening) await opening.catch(() => undefined);
 		this.#release();
 	}
 
@@ -180,224 +197,284 @@ class Sandbox {
 	}
 
 	/** @returns {Promise<Workspace>} */
-	async #ready() {
+	async #workspace() {
 		await this.open();
 		return /** @type {Workspace} */ (this.#ws);
 	}
 
-	/**
-	 * The env-file of one box: PYTHONPATH for .deps and the caller's env.
-	 * @returns {string}
-	 */
-	#writeEnvFile() {
-		const lines = ["PYTHONPATH=/workspace/.deps"];
-		for (const [k, v] of Object.entries(this.#cfg.env || {})) lines.push(`${k}=${v}`);
-		const p = path.join(/** @type {string} */ (this.#private), `env-${hex(12)}`);
-		fs.writeFileSync(p, `${lines.join("\n")}\n`, { mode: 0o600, flag: "wx" });
-		return p;
-	}
-
-	/** .deps is bound read-only when asked and present. */
-	#depsReadonly() {
-		if (!this.#cfg.depsReadonly || !this.#wsPath) return false;
+	/** .deps exists as a directory (bound read-only when depsReadonly). */
+	#hasDeps() {
 		try {
-			return fs.lstatSync(path.join(this.#wsPath, ".deps")).isDirectory();
+			return fs.lstatSync(path.join(/** @type {Workspace} */ (this.#ws).path, ".deps")).isDirectory();
 		} catch {
 			return false;
 		}
 	}
 
+	/**
+	 * The env-file of a box: PYTHONPATH=/workspace/.deps, `env`, and
+	 * PYTHONPYCACHEPREFIX when the bytecode cache is bound; 0600 in the
+	 * private 0700 directory, never through a planted name.
+	 * @param {boolean} withPyc @returns {string}
+	 */
+	#writeEnvFile(withPyc) {
+		/** @type {Record<string, string>} */
+		const env = { PYTHONPATH: DEPS, ...this.#cfg.env };
+		if (withPyc) env.PYTHONPYCACHEPREFIX = PYC_DIR;
+		const file = path.join(/** @type {string} */ (this.#private), `env-${hex(12)}`);
+		const c = fs.constants;
+		const fd = fs.openSync(file, c.O_WRONLY | c.O_CREAT | c.O_EXCL | c.O_NOFOLLOW, 0o600);
+		try {
+			fs.writeSync(fd, Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join(""));
+		} finally {
+			fs.closeSync(fd);
+		}
+		return file;
+	}
+
 	/** Environment of the kern process. */
 	#kernEnv() {
 		const env = { ...process.env };
-		if (!this.#cfg.enforceLimits) env.KERN_NO_SCOPE = "1";
+		if (this.#cfg.enforceLimits) delete env.KERN_NO_SCOPE;
+		else env.KERN_NO_SCOPE = "1";
 		return env;
 	}
 
 	/**
-	 * One fresh box for `command`, to its end: spawn, deadline, verdict.
-	 * @param {string[]} command
-	 * @param {CallOptions} call
-	 * @param {{scratch?: string[], results?: string | null}} [extra]
-	 * @returns {Promise<ExecutionResult>}
+	 * The argv of one box of this session (kernel, pool and resident boxes
+	 * are built here too); re-checks that the kern binary is still kern.
+	 * @param {string[]} command @param {number} timeoutS
+	 * @param {Partial<import("./argv.cjs").BoxRequest>} [req]
 	 */
-	async #oneShot(command, call, extra = {}) {
-		const cfg = this.#cfg;
-		const ws = await this.#ready();
-		const timeoutS = call.timeoutS ?? cfg.timeoutS;
-		const kern = locateKern();
-		const before = cfg.trackFiles ? ws.scan() : null;
-		const name = `nodesbx-${hex(12)}`;
-		const envFile = this.#writeEnvFile();
-		let out;
+	#argv(command, timeoutS, req = {}) {
+		this.#kern = locateKern();
+		const readOnly = req.readOnly !== false;
+		return boxArgv(this.#cfg, /** @type {Workspace} */ (this.#ws).path, {
+			name: req.name || boxName(),
+			command,
+			kernTimeout: req.kernTimeout ?? deadlineBackstop(timeoutS),
+			readOnly,
+			depsRo: req.depsRo ?? (this.#cfg.depsReadonly && this.#hasDeps()),
+			pycDir: readOnly ? this.#pycDir : null,
+			network: req.network,
+			tmpfs: req.tmpfs,
+			envFile: req.envFile,
+			extra: req.extra,
+		});
+	}
+
+	/**
+	 * Run one box to its end (or deadline) and return what it left.
+	 * @param {string[]} command @param {number} timeoutS @param {CallOptions} call
+	 * @param {Partial<import("./argv.cjs").BoxRequest>} [req]
+	 */
+	async #box(command, timeoutS, call, req = {}) {
+		const name = req.name || boxName();
+		const envFile = this.#writeEnvFile(req.readOnly !== false && this.#pycDir !== null);
 		try {
-			throwIfAborted(call.signal);
-			const argv = boxArgv(cfg, /** @type {string} */ (this.#wsPath), {
-				name,
-				timeoutS,
-				command,
-				envFile,
-				depsRo: this.#depsReadonly(),
-			});
-			out = await runKern({
-				kern: kern.path,
+			const argv = this.#argv(command, timeoutS, { ...req, name, envFile });
+			return await runKern({
+				kern: this.#kern.path,
 				argv,
 				env: this.#kernEnv(),
 				name,
 				timeoutS,
-				maxOutputBytes: cfg.maxOutputBytes,
+				maxOutputBytes: this.#cfg.maxOutputBytes,
 				alive: true,
-				onStdout: call.onStdout ?? cfg.onStdout ?? undefined,
-				onStderr: call.onStderr ?? cfg.onStderr ?? undefined,
+				onStdout: call.onStdout,
+				onStderr: call.onStderr,
 				signal: call.signal,
 			});
 		} finally {
 			fs.rmSync(envFile, { force: true });
 		}
-		let results = [];
-		if (extra.results) results = await this.#readResults(ws, extra.results);
-		for (const f of extra.scratch || []) ws.unlink(f);
-		if (out.aborted) throwIfAborted(call.signal);
-		const stdout = out.stdout.toString("utf8");
-		const stderr = out.stderr.toString("utf8");
-		const v = classify({
-			exitCode: out.exitCode,
-			started: out.started,
-			stdout,
-			stderr,
-			deadlineFired: out.deadlineFired,
-			alive: out.aliveBytes,
-			aliveOpen: out.aliveOpen,
-			memoryMb: cfg.memoryMb,
+	}
+
+	/**
+	 * What one kern process left, for the classifier.
+	 * @param {import("./spawn.cjs").RunOutcome} done @param {number} timeoutS
+	 * @returns {import("./faults.cjs").Observation}
+	 */
+	#observe(done, timeoutS) {
+		return {
+			exitCode: done.exitCode,
+			started: done.started,
+			stdout: text(done.stdout),
+			stderr: text(done.stderr),
+			deadlineFired: done.deadlineFired,
+			// An older kern writes nothing on the alive pipe: no information.
+			alive: done.aliveBytes || null,
+			aliveOpen: done.aliveOpen,
+			memoryMb: this.#cfg.memoryMb,
 			timeoutS,
-			image: cfg.image,
+			image: this.#cfg.image,
+		};
+	}
+
+	/**
+	 * One call: a fresh box, classified, with files and rich results.
+	 * @param {string[]} command @param {CallOptions} call @param {string | null} [resultsFile]
+	 */
+	async #call(command, call, resultsFile = null) {
+		const timeoutS = call.timeoutS === undefined ? this.#cfg.timeoutS : checkTimeout(call.timeoutS);
+		const ws = await this.#workspace();
+		throwIfAborted(call.signal);
+		const before = this.#cfg.trackFiles ? ws.stamps() : null;
+		const done = await this.#box(command, timeoutS, {
+			onStdout: call.onStdout ?? this.#cfg.onStdout ?? undefined,
+			onStderr: call.onStderr ?? this.#cfg.onStderr ?? undefined,
+			signal: call.signal,
 		});
-		if (v.raises) throw new SandboxError(`kern could not set up the box (exit 125): ${v.fault ? v.fault.message : ""}`);
-		const split = splitStderr(stderr);
+		if (done.aborted) throwIfAborted(call.signal);
+		const obs = this.#observe(done, timeoutS);
+		const v = classify(obs);
+		if (v.raises) throw new SandboxError(/** @type {import("./results.cjs").SandboxFault} */ (v.fault).message);
+		let results = [];
+		if (resultsFile !== null) {
+			const blob = await ws.readScratch(resultsFile, RESULTS_MAX);
+			results = blob ? parseResults(blob) : [];
+		}
+		const split = splitStderr(/** @type {string} */ (obs.stderr));
 		return new ExecutionResult({
-			stdout,
-			stderr,
+			stdout: /** @type {string} */ (obs.stdout),
+			stderr: /** @type {string} */ (obs.stderr),
 			exitCode: v.exitCode,
-			durationMs: out.durationMs,
+			durationMs: done.durationMs,
 			fault: v.fault,
-			files: before ? changes(before, ws.scan()) : [],
+			files: before ? changes(before, ws.stamps()) : [],
 			results,
-			truncated: out.truncated,
+			truncated: done.truncated,
 			codeStderr: split.codeStderr,
 			runtimeNotes: split.runtimeNotes,
 		});
 	}
 
 	/**
-	 * The rich values the runner left (§15.1): a JSON array of flat
-	 * {mime: string} objects. The box wrote the file, so anything else in
-	 * it is dropped.
-	 * @param {Workspace} ws @param {string} file
-	 * @returns {Promise<Result[]>}
-	 */
-	async #readResults(ws, file) {
-		let data;
-		try {
-			data = JSON.parse((await ws.readFile(file, 64 * 1024 * 1024)).toString("utf8"));
-		} catch {
-			return [];
-		}
-		if (!Array.isArray(data)) return [];
-		return data.filter((d) => d && typeof d === "object" && !Array.isArray(d)).map((d) => new Result(d));
-	}
-
-	/**
-	 * Run code in a fresh box on the workspace, network as configured for
-	 * runs (off by default).
-	 * @param {string} code
-	 * @param {CallOptions & {language?: string}} [opts]
+	 * Run code in a fresh, network-off box on the workspace.
+	 * language: "python" (rich results: a trailing expression, display(),
+	 * open matplotlib figures), "bash", "sh" or "node"; an interpreter the
+	 * image lacks gives an exec_failed fault.
+	 * @param {string} code @param {CallOptions & {language?: string}} [opts]
 	 */
 	async runCode(code, opts = {}) {
+		if (typeof code !== "string") throw new SandboxError(`code must be a string, not ${typeof code}`);
 		const language = opts.language ?? "python";
 		if (!LANGUAGES.includes(language)) throw new SandboxError(`language must be one of ${LANGUAGES.join(", ")}, not ${JSON.stringify(language)}`);
-		if (typeof code !== "string") throw new SandboxError("code must be a string");
-		checkCallTimeout("timeoutS", opts.timeoutS);
+		if (opts.timeoutS !== undefined) checkTimeout(opts.timeoutS);
 		throwIfAborted(opts.signal);
-		const ws = await this.#ready();
+		const ws = await this.#workspace();
 		const id = hex(8);
 		if (language === "python") {
-			const cell = await pythonCell(ws, id, code);
-			return this.#oneShot(cell.command, opts, { scratch: cell.scratch, results: cell.results });
+			const cell = `.cell-${id}.py`;
+			const run = `.run-${id}.py`;
+			const res = `.res-${id}.json`;
+			try {
+				ws.createScratch(cell, code);
+				ws.createScratch(run, runnerSource(`${WORKSPACE}/${cell}`, `${WORKSPACE}/${res}`));
+				return await this.#call(["python3", "-u", `${WORKSPACE}/${run}`], opts, res);
+			} finally {
+				ws.removeScratch(cell, run, res);
+			}
 		}
-		const interp = language === "node" ? ["node", "-e"] : [language, "-c"];
-		if (code.includes("\0") || Buffer.byteLength(code) > ARGV_CODE_LIMIT) {
-			const file = `.cell-${id}.${language === "node" ? "js" : "sh"}`;
-			await ws.writeFile(file, code);
-			return this.#oneShot([interp[0], `/workspace/${file}`], opts, { scratch: [file] });
+		if (code.includes("\0")) throw new SandboxError(`${language} code cannot contain NUL`);
+		const program = language === "node" ? "node" : language;
+		if (Buffer.byteLength(code, "utf8") <= ARGV_CODE_MAX) return this.#call([program, language === "node" ? "-e" : "-c", code], opts);
+		const cell = `.cell-${id}.${language === "node" ? "js" : "sh"}`;
+		try {
+			ws.createScratch(cell, code);
+			return await this.#call([program, `${WORKSPACE}/${cell}`], opts);
+		} finally {
+			ws.removeScratch(cell);
 		}
-		return this.#oneShot([...interp, code], opts);
 	}
 
 	/**
-	 * Run a command (an argv array, never a shell string) in a fresh box.
-	 * @param {string[]} argv
-	 * @param {CallOptions} [opts]
+	 * Run a command (a non-empty array of strings, never a shell string) in
+	 * a fresh, network-off box on the workspace.
+	 * @param {string[]} argv @param {CallOptions} [opts]
 	 */
 	async run(argv, opts = {}) {
-		if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === "string")) {
-			throw new SandboxError("run() takes a non-empty array of strings (an argv, never a shell string)");
+		if (!Array.isArray(argv) || !argv.length) throw new SandboxError("argv must be a non-empty array of strings (never a shell string)");
+		for (const a of argv) {
+			if (typeof a !== "string" || a.includes("\0")) throw new SandboxError(`argv entries must be strings without NUL, not ${JSON.stringify(a)}`);
 		}
-		if (argv.some((a) => a.includes("\0"))) throw new SandboxError("run(): an argument contains NUL");
-		checkCallTimeout("timeoutS", opts.timeoutS);
-		return this.#oneShot(argv, opts);
-	}
-
-	/** @param {string} p @param {string | Uint8Array} data */
-	async writeFile(p, data) {
-		return (await this.#ready()).writeFile(p, data);
-	}
-
-	/** @param {string} p @param {{maxBytes?: number | null}} [opts] */
-	async readFile(p, opts = {}) {
-		return (await this.#ready()).readFile(p, opts.maxBytes);
-	}
-
-	/** @param {string} [subdir] */
-	async listFiles(subdir = "") {
-		return (await this.#ready()).listFiles(subdir);
+		if (opts.timeoutS !== undefined) checkTimeout(opts.timeoutS);
+		return this.#call([...argv], opts);
 	}
 
 	/**
-	 * Start a kernel: one warm python3 in one long-lived box, for cells
-	 * that share in-memory state. Raises SandboxError when it cannot start.
+	 * Write a workspace file (a string as UTF-8, or bytes), creating parent
+	 * directories. Symlinks, FIFOs, devices, sockets, `..` and paths outside
+	 * /workspace are refused.
+	 * @param {string} p @param {string | Uint8Array} data
+	 */
+	async writeFile(p, data) {
+		await (await this.#workspace()).writeFile(p, data);
+	}
+
+	/**
+	 * The bytes of a regular workspace file: SandboxError over maxBytes or
+	 * for anything that is not a regular file; an ENOENT error if missing.
+	 * @param {string} p @param {{maxBytes?: number | null}} [opts]
+	 */
+	async readFile(p, opts = {}) {
+		return (await this.#workspace()).readFile(p, opts.maxBytes ?? null);
+	}
+
+	/**
+	 * Regular files under the workspace (or `subdir`), sorted by path; .deps
+	 * and the package's scratch files left out, symlinks skipped.
+	 * @param {string} [subdir]
+	 */
+	async listFiles(subdir = "") {
+		return (await this.#workspace()).listFiles(subdir);
+	}
+
+	/**
+	 * Save the workspace to `dest` as a portable .tar.gz (gzip level 1,
+	 * USTAR): regular files and directories, .deps included.
+	 * @param {string} dest
+	 */
+	async snapshot(dest) {
+		await snapshots.snapshot(await this.#workspace(), dest);
+	}
+
+	/**
+	 * Replace the workspace's content with a snapshot's. Archives with
+	 * absolute, `..`, symlink, hard link, device or FIFO members are refused
+	 * before anything changes.
+	 * @param {string} src
+	 */
+	async restore(src) {
+		await snapshots.restore(await this.#workspace(), src);
+	}
+
+	/**
+	 * Start a kernel: one warm python3 in one long-lived box, for cells that
+	 * share in-memory state. Raises SandboxError when it cannot start.
 	 * @param {{timeoutS?: number}} [opts] the default deadline of its cells
 	 * @returns {Promise<Kernel>}
 	 */
 	async kernel(opts = {}) {
-		checkCallTimeout("timeoutS", opts.timeoutS);
+		if (opts.timeoutS !== undefined) checkTimeout(opts.timeoutS);
 		const cfg = this.#cfg;
-		const ws = await this.#ready();
-		const kern = locateKern();
-		const id = hex(8);
-		const script = `.kernel-${id}.py`;
-		await ws.writeFile(script, driverSource(cfg.maxOutputBytes, RESULTS_CAP, true));
-		const envFile = this.#writeEnvFile();
+		const ws = await this.#workspace();
+		const script = `.kernel-${hex(8)}.py`;
+		ws.createScratch(script, driverSource(cfg.maxOutputBytes, RESULTS_CAP, true));
+		const envFile = this.#writeEnvFile(this.#pycDir !== null);
 		let cleaned = false;
 		const cleanup = () => {
 			if (cleaned) return;
 			cleaned = true;
-			ws.unlink(script);
+			ws.removeScratch(script);
 			fs.rmSync(envFile, { force: true });
 		};
-		const name = `nodesbx-${hex(12)}`;
+		const name = boxName();
 		let box;
 		try {
 			box = new DriverBox({
-				kern: kern.path,
-				argv: boxArgv(cfg, /** @type {string} */ (this.#wsPath), {
-					name,
-					timeoutS: cfg.timeoutS,
-					kernTimeout: KERNEL_LIFETIME_S,
-					command: ["python3", `/workspace/${script}`],
-					envFile,
-					depsRo: this.#depsReadonly(),
-					purpose: "kernel",
-				}),
+				kern: this.#kern.path,
+				argv: this.#argv(["python3", `${WORKSPACE}/${script}`], cfg.timeoutS, { name, envFile, kernTimeout: KERNEL_LIFETIME_S }),
 				name,
 				env: this.#kernEnv(),
 				outCap: cfg.maxOutputBytes,
@@ -431,104 +508,23 @@ class Sandbox {
 	}
 
 	/**
-	 * Write the workspace to `dest` as a portable .tar.gz (USTAR, gzip
-	 * level 1); symlinks and special files are left out.
-	 * @param {string} dest
+	 * The setup box (§6): network on, a writable root, no tmpfs, .deps
+	 * writable; the only network window a session has.
+	 * @param {string} setup
 	 */
-	async snapshot(dest) {
-		const ws = await this.#ready();
-		try {
-			await snapshots.snapshot(ws, dest);
-		} catch (e) {
-			if (e instanceof SandboxError) throw e;
-			throw new SandboxError(`snapshot to '${dest}' failed: ${/** @type {Error} */ (e).message}`, { cause: e });
+	async #runSetup(setup) {
+		const limit = Math.max(this.#cfg.timeoutS, SETUP_MIN_TIMEOUT_S);
+		const done = await this.#box(setupCommand(setup), limit, {}, { network: "host", readOnly: false, tmpfs: false, depsRo: false });
+		const v = classify(this.#observe(done, limit));
+		if (done.exitCode !== 0 || v.fault !== null) {
+			const out = strip(splitStderr(text(done.stderr)).codeStderr) || strip(text(done.stdout));
+			const why = v.fault ? v.fault.message : Array.from(out).slice(-2000).join("");
+			throw new SandboxError(`setup failed (exit ${done.exitCode}): ${why}`);
 		}
-	}
-
-	/**
-	 * Unpack a snapshot into the workspace. The whole archive is refused,
-	 * before anything is written, if one member is absolute, holds `..`, or
-	 * is a symlink, hard link, device or FIFO.
-	 * @param {string} src
-	 */
-	async restore(src) {
-		await snapshots.restore(await this.#ready(), src);
-	}
-
-	/**
-	 * The setup box (§6): network on, no default /tmp, the only window to
-	 * the network a session has.
-	 * @param {string} command
-	 */
-	async #runSetup(command) {
-		const cfg = this.#cfg;
-		const pip = "pip install ";
-		const cmd = command.startsWith(pip)
-			? `pip install --target /workspace/.deps --no-cache-dir --disable-pip-version-check ${command.slice(pip.length)}`
-			: command;
-		const deadline = Math.max(cfg.timeoutS, 120);
-		const kern = locateKern();
-		const name = `nodesbx-${hex(12)}`;
-		const envFile = this.#writeEnvFile();
-		let out;
-		try {
-			out = await runKern({
-				kern: kern.path,
-				argv: boxArgv(cfg, /** @type {string} */ (this.#wsPath), { name, timeoutS: deadline, command: ["sh", "-c", cmd], envFile, purpose: "setup" }),
-				env: this.#kernEnv(),
-				name,
-				timeoutS: deadline,
-				maxOutputBytes: cfg.maxOutputBytes,
-				alive: true,
-			});
-		} finally {
-			fs.rmSync(envFile, { force: true });
-		}
-		const stderr = out.stderr.toString("utf8");
-		const v = classify({
-			exitCode: out.exitCode,
-			started: out.started,
-			stdout: out.stdout.toString("utf8"),
-			stderr,
-			deadlineFired: out.deadlineFired,
-			alive: out.aliveBytes,
-			aliveOpen: out.aliveOpen,
-			memoryMb: cfg.memoryMb,
-			timeoutS: deadline,
-			image: cfg.image,
-		});
-		if (v.exitCode !== 0 || v.fault) {
-			const why = v.fault ? v.fault.message : splitStderr(stderr).codeStderr.trim().slice(-2000);
-			throw new SandboxError(`setup failed (exit ${v.exitCode}): ${why}`);
-		}
-		if (this.#depsReadonly()) await this.#compileDeps();
-	}
-
-	/**
-	 * With .deps read-only, its bytecode is built once, network off, so no
-	 * cell can plant a .pyc the next import would run.
-	 */
-	async #compileDeps() {
-		const cfg = this.#cfg;
-		const kern = locateKern();
-		const name = `nodesbx-${hex(12)}`;
-		const deadline = Math.max(cfg.timeoutS, 120);
-		const out = await runKern({
-			kern: kern.path,
-			argv: boxArgv(cfg, /** @type {string} */ (this.#wsPath), {
-				name,
-				timeoutS: deadline,
-				command: ["python3", "-m", "compileall", "-q", "/workspace/.deps"],
-				purpose: "compile",
-			}),
-			env: this.#kernEnv(),
-			name,
-			timeoutS: deadline,
-			maxOutputBytes: cfg.maxOutputBytes,
-			alive: true,
-		});
-		if (out.exitCode !== 0) {
-			throw new SandboxError(`setup failed (exit ${out.exitCode}): compiling .deps: ${out.stderr.toString("utf8").trim().slice(-2000)}`);
+		if (this.#cfg.depsReadonly && this.#hasDeps()) {
+			// Bytecode compiled now, by a network-off box, is the only bytecode
+			// .deps will hold: later calls cannot write there.
+			await this.#box(["python3", "-m", "compileall", "-q", DEPS], limit, {}, { network: "none", depsRo: false });
 		}
 	}
 }

@@ -291,6 +291,14 @@ class BoxProcess {
 		if (!joined) this.destroy();
 	}
 
+	/** Let the process exit while this box runs (a background build). */
+	unref() {
+		this.child.unref();
+		for (const r of this.readers) r.s.unref();
+		for (const s of this.side) /** @type {import("node:net").Socket} */ (s).unref();
+		if (this.stdin) this.stdin.unref();
+	}
+
 	/** Close every descriptor we hold. */
 	destroy() {
 		for (const r of this.readers) r.s.destroy();

@@ -1,294 +1,353 @@
 "use strict";
-// Host-side workspace I/O, confined to the workspace (python-binding.md
-// §4): the box owns everything in it and may have left a symlink, a FIFO
-// or a directory at any name, or swap one in while a call runs. Node has
-// no openat(), so every component is opened through the directory
-// descriptor's /proc/self/fd entry ("/proc/self/fd/N/name" resolves `name`
-// inside directory N, and O_NOFOLLOW applies to it), one component at a
-// time, never following a symlink; the final open is O_NONBLOCK (a FIFO
-// cannot make the host wait) and anything that is not a regular file is
-// refused.
+// The session workspace on the host (python-binding.md §4, §6): confined
+// file I/O, file tracking, the package's scratch files.
+//
+// Every box can write the workspace, so every name in it is hostile: a box
+// can leave a symlink to /etc/shadow, a FIFO that blocks a reader forever,
+// or swap a directory for a symlink between two calls. The host holds the
+// workspace open and opens each component relative to its parent with
+// O_NOFOLLOW, the final one O_NONBLOCK, and refuses anything that is not a
+// regular file (or, on the way, a directory). Node has no openat(): a
+// component is opened as "/proc/self/fd/N/name", which resolves `name`
+// inside the directory held as N (O_NOFOLLOW applies to `name`).
 
 const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
 const { promisify } = require("node:util");
 const { SandboxError } = require("./errors.cjs");
 const { FileInfo } = require("./results.cjs");
+const { pyRepr } = require("./pyrepr.cjs");
+const { rmtree } = require("./fsutil.cjs");
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
 const read = promisify(fs.read);
 const write = promisify(fs.write);
 const ftruncate = promisify(fs.ftruncate);
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
-// Deeper trees are not walked: each level holds a descriptor.
-const MAX_DEPTH = 256;
 
-/** Names the binding itself writes into the workspace for one call. */
-const SCRATCH = /^\.(run|cell|res|kernel)-[0-9a-f]{8}\.[a-z]+$/;
+const DEPS = ".deps";
+// Names the package itself writes at the top of the workspace for one call.
+const SCRATCH_PREFIXES = [".run-", ".cell-", ".res-", ".kernel-", ".kern-env."];
+// Walks stop this deep (a box can build trees deeper than anyone can use).
+const MAX_DEPTH = 128;
+// Tracking stops after this many files (and says nothing about the rest).
+const MAX_TRACKED = 100000;
 
 /** @param {number} fd @param {string} [name] */
 const at = (fd, name) => (name === undefined ? `/proc/self/fd/${fd}` : `/proc/self/fd/${fd}/${name}`);
-
-/**
- * The components of a workspace path: relative, or absolute under
- * /workspace; no NUL, no `..`.
- * @param {string} p @param {boolean} allowEmpty
- * @returns {string[]}
- */
-function components(p, allowEmpty) {
-	if (typeof p !== "string") throw new SandboxError("a workspace path must be a string");
-	if (p.includes("\0")) throw new SandboxError("a workspace path must not contain NUL");
-	let rel = p;
-	if (rel === "/workspace") rel = "";
-	else if (rel.startsWith("/workspace/")) rel = rel.slice("/workspace/".length);
-	else if (rel.startsWith("/")) throw new SandboxError(`'${p}' is outside the workspace`);
-	const parts = rel.split("/").filter((c) => c !== "" && c !== ".");
-	if (parts.includes("..")) throw new SandboxError(`'${p}' is outside the workspace ('..' is refused)`);
-	if (!allowEmpty && parts.length === 0) throw new SandboxError(`'${p}' names the workspace itself, not a file`);
-	return parts;
-}
-
 /** @param {unknown} e */
 const code = (e) => /** @type {NodeJS.ErrnoException} */ (e).code;
 
-class Workspace {
-	/** @param {string} root the workspace directory, already realpath'd */
-	constructor(root) {
-		this.root = root;
-		this.fd = fs.openSync(root, DIR_FLAGS);
-	}
+/** @param {string} topLevelName */
+const isScratch = (topLevelName) => SCRATCH_PREFIXES.some((p) => topLevelName.startsWith(p));
 
-	close() {
-		if (this.fd >= 0) fs.closeSync(this.fd);
-		this.fd = -1;
+/** Not the user's file: .deps and the package's scratch files. @param {string} rel */
+function hidden(rel) {
+	const top = rel.split("/", 1)[0];
+	return top === DEPS || isScratch(top);
+}
+
+/** @param {string} rel @param {string} why */
+const refuse = (rel, why) => new SandboxError(`workspace path ${pyRepr(rel)} refused: ${why}`);
+
+/** Node's own error for a missing file, as fs would throw it. @param {string} rel */
+function notFound(rel) {
+	return Object.assign(new Error(`ENOENT: no such file in the workspace, ${pyRepr(rel)}`), { code: "ENOENT", errno: -2, path: rel });
+}
+
+/**
+ * A workspace-relative path as components. `/workspace/x` is taken as `x`;
+ * any other absolute path, `..` and NUL are refused.
+ * @param {unknown} rel @returns {string[]}
+ */
+function splitPath(rel) {
+	if (typeof rel !== "string") throw new SandboxError(`workspace path must be a string, not ${typeof rel}`);
+	if (rel.includes("\0")) throw refuse(rel, "it contains NUL");
+	let p = rel;
+	if (p.startsWith("/")) {
+		if (p === "/workspace" || p.startsWith("/workspace/")) p = p.slice("/workspace".length);
+		else throw refuse(rel, "absolute paths must be under /workspace");
+	}
+	const parts = p.split("/").filter((c) => c !== "" && c !== ".");
+	if (parts.includes("..")) throw refuse(rel, "'..' is not allowed");
+	return parts;
+}
+
+/**
+ * @typedef {[bigint, bigint]} Stamp (mtime_ns, size)
+ * @typedef {{kind: "f" | "d", rel: string, st: fs.BigIntStats, dirFd: number, name: string}} Entry
+ */
+
+/**
+ * Every regular file (and, with `dirs`, directory) below dirFd, never
+ * through a symlink: files of a directory first, then its subdirectories.
+ * dirFd of an entry is valid only until the next one.
+ * @param {number} dirFd @param {string} prefix @param {boolean} dirs @param {number} [depth]
+ * @returns {Generator<Entry>}
+ */
+function* walk(dirFd, prefix, dirs, depth = 0) {
+	let names;
+	try {
+		names = fs.readdirSync(at(dirFd));
+	} catch {
+		return;
+	}
+	/** @type {string[]} */
+	const subdirs = [];
+	for (const name of names) {
+		let st;
+		try {
+			st = fs.lstatSync(at(dirFd, name), { bigint: true });
+		} catch {
+			continue;
+		}
+		if (st.isDirectory()) subdirs.push(name);
+		else if (st.isFile()) yield { kind: "f", rel: prefix + name, st, dirFd, name };
+	}
+	if (depth >= MAX_DEPTH) return;
+	for (const name of subdirs) {
+		let fd;
+		try {
+			fd = fs.openSync(at(dirFd, name), DIR_FLAGS);
+		} catch {
+			continue; // swapped for a symlink or removed meanwhile
+		}
+		try {
+			if (dirs) yield { kind: "d", rel: prefix + name, st: fs.fstatSync(fd, { bigint: true }), dirFd, name };
+			yield* walk(fd, `${prefix}${name}/`, dirs, depth + 1);
+		} finally {
+			fs.closeSync(fd);
+		}
+	}
+}
+
+class Workspace {
+	/**
+	 * The workspace held open for the life of a session. `dir` null makes
+	 * a private `kern-ws-*` directory (0700) that remove() deletes; a given
+	 * directory is created if missing and kept.
+	 * @param {string | null} dir
+	 */
+	constructor(dir) {
+		this.temporary = dir == null;
+		const p = dir == null ? fs.mkdtempSync(path.join(os.tmpdir(), "kern-ws-")) : dir;
+		if (dir != null) fs.mkdirSync(p, { recursive: true, mode: 0o700 });
+		this.path = fs.realpathSync(p);
+		try {
+			this.fd = fs.openSync(this.path, DIR_FLAGS);
+		} catch (e) {
+			throw new SandboxError(`workspace ${this.path}: ${/** @type {Error} */ (e).message}`);
+		}
 	}
 
 	/**
-	 * Open the directory that `dirs` names under the root, one component at a
-	 * time; missing ones are created when `create` is set.
-	 * @param {string[]} dirs @param {boolean} create @param {string} shown
-	 * @returns {number} a descriptor the caller closes (never the root's own)
+	 * A descriptor of the directory `parts` (from the workspace on, no
+	 * symlink followed); the caller closes it.
+	 * @param {string[]} parts @param {string} rel @param {boolean} [create]
 	 */
-	openDir(dirs, create, shown) {
+	openDir(parts, rel, create = false) {
 		// The root's own /proc entry is a link to the directory held open:
 		// followed on purpose (O_NOFOLLOW would refuse the link itself).
 		let fd = fs.openSync(at(this.fd), O_RDONLY | O_DIRECTORY);
-		for (const name of dirs) {
-			let next;
-			try {
-				if (create) {
-					try {
-						fs.mkdirSync(at(fd, name), 0o755);
-					} catch (e) {
-						if (code(e) !== "EEXIST") throw e;
-					}
+		try {
+			for (const name of parts) {
+				let next;
+				try {
+					next = fs.openSync(at(fd, name), DIR_FLAGS);
+				} catch (e) {
+					if (code(e) === "ENOENT" && create) {
+						try {
+							fs.mkdirSync(at(fd, name), 0o755);
+						} catch (m) {
+							if (code(m) !== "EEXIST") throw m;
+						}
+						next = fs.openSync(at(fd, name), DIR_FLAGS);
+					} else if (code(e) === "ELOOP" || code(e) === "ENOTDIR") {
+						throw refuse(rel, `${pyRepr(name)} is a symlink or not a directory`);
+					} else if (code(e) === "ENOENT") {
+						throw notFound(rel);
+					} else throw e;
 				}
-				next = fs.openSync(at(fd, name), DIR_FLAGS);
-			} catch (e) {
 				fs.closeSync(fd);
-				const c = code(e);
-				if (c === "ELOOP" || c === "ENOTDIR") {
-					throw new SandboxError(`'${shown}': '${name}' is not a directory (symlinks are not followed)`);
-				}
-				if (c === "ENOENT") throw new SandboxError(`'${shown}': no such file or directory`);
-				throw new SandboxError(`'${shown}': ${/** @type {Error} */ (e).message}`);
+				fd = next;
 			}
+			return fd;
+		} catch (e) {
 			fs.closeSync(fd);
-			fd = next;
+			throw e;
 		}
-		return fd;
 	}
 
 	/**
-	 * Open a regular file of the workspace, refusing anything else.
-	 * @param {string} p @param {number} flags @param {boolean} createDirs
-	 * @returns {number} the descriptor
+	 * Open a regular file of the workspace; anything else is refused.
+	 * @param {string} rel @param {number} flags @returns {number}
 	 */
-	openFileSync(p, flags, createDirs) {
-		const parts = components(p, false);
-		const name = /** @type {string} */ (parts.pop());
-		const dir = this.openDir(parts, createDirs, p);
+	openFile(rel, flags) {
+		const parts = splitPath(rel);
+		if (!parts.length) throw refuse(rel, "it names the workspace itself");
+		const d = this.openDir(parts.slice(0, -1), rel, Boolean(flags & O_CREAT));
 		let fd;
 		try {
-			fd = fs.openSync(at(dir, name), flags | O_NOFOLLOW | O_NONBLOCK, 0o644);
+			fd = fs.openSync(at(d, parts[parts.length - 1]), flags | O_NOFOLLOW | O_NONBLOCK, 0o644);
 		} catch (e) {
 			const c = code(e);
-			if (c === "ELOOP") throw new SandboxError(`'${p}' is a symlink; refusing to follow it`);
-			if (c === "ENOENT") throw new SandboxError(`'${p}': no such file`);
-			if (c === "ENXIO") throw new SandboxError(`'${p}' is not a regular file`);
-			if (c === "EISDIR") throw new SandboxError(`'${p}' is a directory`);
-			throw new SandboxError(`open '${p}': ${/** @type {Error} */ (e).message}`);
+			if (c === "ELOOP") throw refuse(rel, "it is a symlink");
+			if (c === "EISDIR" || c === "ENXIO" || c === "ENODEV" || c === "EOPNOTSUPP") throw refuse(rel, "it is not a regular file");
+			if (c === "ENOENT") throw notFound(rel);
+			throw e;
 		} finally {
-			fs.closeSync(dir);
+			fs.closeSync(d);
 		}
-		if (!fs.fstatSync(fd).isFile()) {
+		const st = fs.fstatSync(fd);
+		if (!st.isFile()) {
 			fs.closeSync(fd);
-			throw new SandboxError(`'${p}' is not a regular file`);
+			throw refuse(rel, `it is ${st.isFIFO() ? "a FIFO" : st.isDirectory() ? "a directory" : "not a regular file"}`);
 		}
 		return fd;
 	}
 
 	/**
-	 * @param {string} p @param {string | Uint8Array} data UTF-8 for a string
+	 * Write a workspace file (a string as UTF-8, or bytes), creating parent
+	 * directories; truncated only once it is known to be a regular file.
+	 * @param {string} rel @param {string | Uint8Array} data
 	 */
-	async writeFile(p, data) {
+	async writeFile(rel, data) {
 		if (typeof data !== "string" && !(data instanceof Uint8Array)) {
-			throw new SandboxError("writeFile data must be a string or a Buffer/Uint8Array");
+			throw new SandboxError(`writeFile data must be a string or a Buffer/Uint8Array, not ${typeof data}`);
 		}
-		// Truncated only after the descriptor is known to be a regular file.
-		const fd = this.openFileSync(p, O_WRONLY | O_CREAT, true);
+		const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+		const fd = this.openFile(rel, O_WRONLY | O_CREAT);
 		try {
 			await ftruncate(fd, 0);
-			const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-			for (let off = 0; off < buf.length; ) {
-				const { bytesWritten } = await write(fd, buf, off, buf.length - off, null);
-				off += bytesWritten;
-			}
+			for (let off = 0; off < buf.length; ) off += (await write(fd, buf, off, buf.length - off, null)).bytesWritten;
 		} finally {
 			fs.closeSync(fd);
 		}
 	}
 
 	/**
-	 * @param {string} p @param {number | null | undefined} maxBytes
-	 * @returns {Promise<Buffer>}
+	 * The bytes of a regular workspace file; over maxBytes raises.
+	 * @param {string} rel @param {number | null} [maxBytes] @returns {Promise<Buffer>}
 	 */
-	async readFile(p, maxBytes) {
-		if (maxBytes != null && (!Number.isSafeInteger(maxBytes) || maxBytes < 0)) {
-			throw new SandboxError("maxBytes must be a non-negative integer");
-		}
-		const fd = this.openFileSync(p, O_RDONLY, false);
+	async readFile(rel, maxBytes = null) {
+		if (maxBytes != null && (!Number.isSafeInteger(maxBytes) || maxBytes < 0)) throw new SandboxError("maxBytes must be an integer >= 0 or null");
+		const fd = this.openFile(rel, O_RDONLY);
+		/** @type {Buffer[]} */
+		const chunks = [];
+		let total = 0;
+		const limit = maxBytes == null ? Infinity : maxBytes + 1;
 		try {
-			const size = fs.fstatSync(fd).size;
-			if (maxBytes != null && size > maxBytes) {
-				throw new SandboxError(`'${p}' is ${size} bytes, over maxBytes=${maxBytes}`);
-			}
-			// The file may grow while it is read: never past the limit.
-			const limit = maxBytes != null ? maxBytes : Infinity;
-			/** @type {Buffer[]} */
-			const chunks = [];
-			let total = 0;
-			for (;;) {
-				const buf = Buffer.allocUnsafe(Math.max(1, Math.min(1 << 20, limit - total + 1)));
+			while (total < limit) {
+				const buf = Buffer.allocUnsafe(Math.min(1 << 20, limit - total));
 				const { bytesRead } = await read(fd, buf, 0, buf.length, null);
-				if (bytesRead === 0) break;
+				if (!bytesRead) break;
 				chunks.push(buf.subarray(0, bytesRead));
 				total += bytesRead;
-				if (total > limit) throw new SandboxError(`'${p}' grew over maxBytes=${maxBytes} while it was read`);
 			}
-			return Buffer.concat(chunks, total);
 		} finally {
 			fs.closeSync(fd);
 		}
+		if (maxBytes != null && total > maxBytes) throw new SandboxError(`workspace file ${pyRepr(rel)} is larger than maxBytes=${maxBytes}`);
+		return Buffer.concat(chunks, total);
 	}
 
 	/**
-	 * Remove one top-level file the binding wrote (never a directory, never
-	 * through a symlink: unlink removes the link itself).
-	 * @param {string} name
-	 */
-	unlink(name) {
-		try {
-			fs.unlinkSync(at(this.fd, name));
-		} catch {
-			// gone already, or the box put a directory there
-		}
-	}
-
-	/**
-	 * Walk the regular files under `dirs`, calling visit(relPath, stat) for
-	 * each; symlinks are skipped and never followed, and at the top level
-	 * `.deps` and the binding's scratch files are left out.
-	 * @param {string[]} dirs @param {(rel: string, st: fs.BigIntStats) => void} visit
-	 * @param {{onDeep?: (rel: string) => void, onDir?: (rel: string, st: fs.BigIntStats) => void}} [opts]
-	 */
-	walk(dirs, visit, opts = {}) {
-		let top;
-		try {
-			top = this.openDir(dirs, false, dirs.join("/") || ".");
-		} catch (e) {
-			if (dirs.length) throw e;
-			return;
-		}
-		/** @param {number} fd @param {string} prefix @param {number} depth */
-		const recurse = (fd, prefix, depth) => {
-			let names;
-			try {
-				names = fs.readdirSync(at(fd));
-			} catch {
-				return; // vanished or unreadable
-			}
-			names.sort();
-			for (const name of names) {
-				const rel = prefix ? `${prefix}/${name}` : name;
-				if (!prefix && (name === ".deps" || SCRATCH.test(name))) continue;
-				let st;
-				try {
-					st = fs.lstatSync(at(fd, name), { bigint: true });
-				} catch {
-					continue;
-				}
-				if (st.isFile()) visit(rel, st);
-				else if (st.isDirectory()) {
-					opts.onDir?.(rel, st);
-					if (depth >= MAX_DEPTH) {
-						opts.onDeep?.(rel);
-						continue;
-					}
-					let sub;
-					try {
-						sub = fs.openSync(at(fd, name), DIR_FLAGS);
-					} catch {
-						continue; // swapped for a symlink meanwhile
-					}
-					try {
-						recurse(sub, rel, depth + 1);
-					} finally {
-						fs.closeSync(sub);
-					}
-				}
-			}
-		};
-		try {
-			recurse(top, dirs.join("/"), dirs.length);
-		} finally {
-			fs.closeSync(top);
-		}
-	}
-
-	/**
-	 * Regular files under `subdir`, sorted by path.
-	 * @param {string} [subdir]
-	 * @returns {FileInfo[]}
+	 * Regular files under `subdir`, sorted by path; .deps and scratch left out.
+	 * @param {string} [subdir] @returns {FileInfo[]}
 	 */
 	listFiles(subdir = "") {
-		const dirs = components(subdir, true);
+		const parts = splitPath(subdir);
+		const d = this.openDir(parts, subdir || ".");
+		const prefix = parts.length ? `${parts.join("/")}/` : "";
 		/** @type {FileInfo[]} */
 		const out = [];
-		this.walk(dirs, (rel, st) => out.push(new FileInfo(rel, Number(st.size), null)));
+		try {
+			for (const e of walk(d, prefix, false)) if (!hidden(e.rel)) out.push(new FileInfo(e.rel, Number(e.st.size)));
+		} finally {
+			fs.closeSync(d);
+		}
+		return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+	}
+
+	/** (mtime_ns, size) of every user file, for changes(). @returns {Map<string, Stamp>} */
+	stamps() {
+		/** @type {Map<string, Stamp>} */
+		const out = new Map();
+		for (const e of walk(this.fd, "", false)) {
+			if (hidden(e.rel)) continue;
+			out.set(e.rel, [e.st.mtimeNs, e.st.size]);
+			if (out.size >= MAX_TRACKED) break;
+		}
 		return out;
 	}
 
+	/** Every regular file and directory, scratch left out (snapshots). */
+	*entries() {
+		for (const e of walk(this.fd, "", true)) if (!isScratch(e.rel.split("/", 1)[0])) yield e;
+	}
+
+	/** A new top-level scratch file (O_EXCL: never through a planted name). @param {string} name @param {string | Uint8Array} data */
+	createScratch(name, data) {
+		const fd = fs.openSync(at(this.fd, name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
+		try {
+			fs.writeSync(fd, typeof data === "string" ? Buffer.from(data, "utf8") : data);
+		} finally {
+			fs.closeSync(fd);
+		}
+	}
+
 	/**
-	 * (mtime_ns, size) of every regular file, for `files` of a result.
-	 * @returns {Map<string, [bigint, bigint]>}
+	 * A scratch file the box wrote, or null when absent, refused or over maxBytes.
+	 * @param {string} name @param {number} maxBytes
 	 */
-	scan() {
-		/** @type {Map<string, [bigint, bigint]>} */
-		const m = new Map();
-		this.walk([], (rel, st) => m.set(rel, [st.mtimeNs, st.size]));
-		return m;
+	async readScratch(name, maxBytes) {
+		try {
+			return await this.readFile(name, maxBytes);
+		} catch {
+			return null;
+		}
+	}
+
+	/** @param {...string} names */
+	removeScratch(...names) {
+		for (const name of names) {
+			try {
+				fs.unlinkSync(at(this.fd, name));
+			} catch (e) {
+				if (code(e) === "EISDIR" || code(e) === "EPERM") rmtree(at(this.fd, name));
+			}
+		}
+	}
+
+	/** Remove everything in the workspace but the directory itself. */
+	clear() {
+		for (const name of fs.readdirSync(at(this.fd))) {
+			try {
+				fs.unlinkSync(at(this.fd, name));
+			} catch {
+				rmtree(at(this.fd, name));
+			}
+		}
+	}
+
+	/** Close the workspace, and delete it if it was temporary. */
+	remove() {
+		if (this.fd >= 0) fs.closeSync(this.fd);
+		this.fd = -1;
+		if (this.temporary) rmtree(this.path);
 	}
 }
 
 /**
- * Files created or modified between two scans.
- * @param {Map<string, [bigint, bigint]>} before @param {Map<string, [bigint, bigint]>} after
- * @returns {FileInfo[]}
+ * Files created or modified between two stamps(), sorted by path.
+ * @param {Map<string, Stamp>} before @param {Map<string, Stamp>} after @returns {FileInfo[]}
  */
 function changes(before, after) {
 	/** @type {FileInfo[]} */
 	const out = [];
-	for (const [rel, [mtime, size]] of after) {
+	for (const rel of [...after.keys()].sort()) {
+		const [mtime, size] = /** @type {Stamp} */ (after.get(rel));
 		const old = before.get(rel);
 		if (!old) out.push(new FileInfo(rel, Number(size), "created"));
 		else if (old[0] !== mtime || old[1] !== size) out.push(new FileInfo(rel, Number(size), "modified"));
@@ -296,4 +355,4 @@ function changes(before, after) {
 	return out;
 }
 
-module.exports = { Workspace, changes, components, SCRATCH };
+module.exports = { Workspace, changes, splitPath, isScratch, hidden, at, MAX_DEPTH };

@@ -23,9 +23,10 @@ test("$HOME and anything that contains it are refused; a directory below it is n
 	const saved = process.env.HOME;
 	process.env.HOME = "/srv/kern-node-test-home/user";
 	try {
-		refused({ mounts: { "/srv/kern-node-test-home/user": "/x" } }, /HOME/);
-		refused({ mounts: { "/srv/kern-node-test-home/user/": "/x" } }, /HOME/);
-		refused({ mounts: { "/srv/kern-node-test-home": "/x" } }, /HOME/);
+		refused({ mounts: { "/srv/kern-node-test-home/user": "/x" } }, /your home directory \(\$HOME\)/);
+		refused({ mounts: { "/srv/kern-node-test-home/user/": "/x" } }, /your home directory \(\$HOME\)/);
+		refused({ mounts: { "/srv/kern-node-test-home": "/x" } }, /contains your home directory/);
+		refused({ mounts: { "~": "/x" } }, /your home directory/);
 		assert.doesNotThrow(() => new Sandbox({ image: "host", mounts: { "/srv/kern-node-test-home/user/project": "/x" } }));
 	} finally {
 		process.env.HOME = saved;
@@ -75,8 +76,13 @@ test("kern's own state directories, their parents and their insides are refused"
 });
 
 test("bad mount targets and sources are refused", () => {
-	for (const dst of ["/", "/proc", "/proc/sys", "/sys", "/sys/fs", "/dev", "relative", "/a\nb", "/a\0b"]) refused({ mounts: { "/srv/data": dst } });
-	for (const src of ["relative/dir", "/srv/a\nb", "/srv/a\0b"]) refused({ mounts: { [src]: "/x" } });
+	for (const dst of ["/", "/proc", "/proc/sys", "/sys", "/sys/fs", "/dev", "//dev/", "/workspace", "relative", "/a/../b", "/a/./b", "/a\nb", "/a\0b"]) {
+		refused({ mounts: { "/srv/data": dst } });
+	}
+	for (const src of ["/srv/a\nb", "/srv/a\0b"]) refused({ mounts: { [src]: "/x" } });
+	// A relative source is taken from the current directory, as Python's os.path.abspath does.
+	refused({ mounts: { "../../../../../../../etc": "/x" } }, /host system path/);
+	refused({ mounts: { "/srv/a": "/x", "/srv/b": "/x/" } }, /share one target/);
 	assert.doesNotThrow(() => new Sandbox({ image: "host", mounts: { "/srv/data": "/dev/shm" } }));
 	invalid({ mounts: { "/srv/data": ["/x", "rwx"] } });
 	invalid({ mounts: ["/srv/data"] });

@@ -80,13 +80,14 @@ test("an archive Python wrote (USTAR, GNU and pax) restores", async () => {
 });
 
 const HOSTILE = [
-	["an absolute path", [["/tmp/kern-node-escape", "0", "x"]], /absolute/],
+	["an absolute path", [["/tmp/kern-node-escape", "0", "x"]], /absolute name/],
 	["a `..` member", [["ok.txt", "0", "x"], ["../escape.txt", "0", "x"]], /'\.\.'/],
 	["a `..` in the middle", [["a/../../escape.txt", "0", "x"]], /'\.\.'/],
 	["a symlink", [["ok.txt", "0", "x"], ["link", "2", null, "/etc/shadow"]], /symlink/],
 	["a hard link", [["ok.txt", "0", "x"], ["hard", "1", null, "/etc/shadow"]], /hard link/],
-	["a character device", [["null", "3"]], /character device/],
-	["a block device", [["sda", "4"]], /block device/],
+	["a character device", [["null", "3"]], /is a device/],
+	["a block device", [["sda", "4"]], /is a device/],
+	["a GNU sparse file", [["sparse", "S"]], /not a file or directory/],
 	["a FIFO", [["pipe", "6"]], /FIFO/],
 ];
 
@@ -104,12 +105,37 @@ for (const [what, members, re] of HOSTILE) {
 	});
 }
 
-test("restore refuses what is not a .tar.gz, and a truncated one", async () => {
-	await assert.rejects(sbx.restore("/etc/hostname"), /not a readable \.tar\.gz/);
+test("restore refuses what is not a tar archive, and a truncated one", async () => {
+	await assert.rejects(sbx.restore("/etc/hostname"), /not a readable tar archive/);
 	const good = path.join(dir, "trunc-src.tgz");
 	pyArchive(good, [["big.txt", "0", "y".repeat(100000)]]);
 	const raw = execFileSync("gzip", ["-dc", good]);
 	const cut = path.join(dir, "trunc.tgz");
 	execFileSync("sh", ["-c", `head -c 20000 | gzip -1 > '${cut}'`], { input: raw });
 	await assert.rejects(sbx.restore(cut), SandboxError);
+});
+
+test("restore replaces the workspace's content; .deps is part of a snapshot, scratch is not; plain tar works too", async () => {
+	const a = await Sandbox.create({ image: "host" });
+	const b = await Sandbox.create({ image: "host" });
+	try {
+		await a.run(["sh", "-c", "mkdir -p .deps/pkg && echo m > .deps/pkg/m.py && echo keep > keep.txt && echo s > .run-0000aaaa.py"]);
+		const snap = path.join(dir, "deps.tgz");
+		await a.snapshot(snap);
+		const names = execFileSync("tar", ["tzf", snap], { encoding: "utf8" }).split("\n");
+		assert.ok(names.includes(".deps/pkg/m.py") && names.includes("keep.txt"), names.join());
+		assert.ok(!names.some((n) => n.startsWith(".run-")), names.join());
+		await b.writeFile("old.txt", "to be replaced");
+		await b.restore(snap);
+		assert.deepEqual((await b.listFiles()).map((f) => f.path), ["keep.txt"]);
+		assert.equal((await b.run(["cat", ".deps/pkg/m.py"])).stdout, "m\n");
+		const plain = path.join(dir, "plain.tar");
+		execFileSync("sh", ["-c", `gzip -dc '${snap}' > '${plain}'`]);
+		await b.writeFile("old.txt", "again");
+		await b.restore(plain);
+		assert.deepEqual((await b.listFiles()).map((f) => f.path), ["keep.txt"]);
+	} finally {
+		await a.close();
+		await b.close();
+	}
 });
