@@ -177,7 +177,8 @@ class DriverBox {
 	 * @param {number} graceMs
 	 */
 	async end(graceMs) {
-		this.box.stdin?.end();
+		// A pipe has no half-close: closing our end is what gives the driver EOF.
+		this.box.stdin?.destroy();
 		if (!(await this.box.wait(graceMs))) {
 			await this.box.stop();
 			if (!(await this.box.wait(EXIT_WAIT_MS))) {

@@ -6,6 +6,7 @@
 // survive.
 
 const { SandboxError } = require("./errors.cjs");
+const { asyncDispose } = require("./dispose.cjs");
 const { ExecutionResult, Result, SandboxFault } = require("./results.cjs");
 const { splitStderr, fmtSeconds } = require("./faults.cjs");
 const { Capture } = require("./spawn.cjs");
@@ -76,11 +77,11 @@ class Kernel {
 		if (this.#dead !== null) throw new SandboxError(`kernel is dead (${this.#dead}); open a new one with sandbox.kernel()`);
 		const ctx = this.#ctx;
 		const timeoutS = opts.timeoutS ?? ctx.timeoutS;
-		const before = ctx.trackFiles ? ctx.ws.scan() : null;
+		const before = ctx.trackFiles ? ctx.ws.stamps() : null;
 		const out = new Capture(ctx.maxOutputBytes, opts.onStdout ?? ctx.onStdout);
 		const err = new Capture(ctx.maxOutputBytes, opts.onStderr ?? ctx.onStderr);
 		const cell = await ctx.box.call(code, timeoutS, out, err);
-		const files = () => (before ? changes(before, ctx.ws.scan()) : []);
+		const files = () => (before ? changes(before, ctx.ws.stamps()) : []);
 		if (cell.reply) {
 			const r = cell.reply;
 			const split = splitStderr(r.stderr);
@@ -155,7 +156,7 @@ class Kernel {
 		this.#ctx.cleanup();
 	}
 
-	async [Symbol.asyncDispose]() {
+	async [asyncDispose]() {
 		await this.close();
 	}
 }

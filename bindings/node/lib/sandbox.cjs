@@ -10,6 +10,7 @@ const os = require("node:os");
 const path = require("node:path");
 const { spawn } = require("node:child_process");
 const { SandboxError } = require("./errors.cjs");
+const { asyncDispose } = require("./dispose.cjs");
 const { ExecutionResult } = require("./results.cjs");
 const { checkOptions, checkTimeout, WORKSPACE } = require("./rules.cjs");
 const { locateKern } = require("./locate.cjs");
@@ -192,7 +193,7 @@ class Sandbox {
 		this.#release();
 	}
 
-	async [Symbol.asyncDispose]() {
+	async [asyncDispose]() {
 		await this.close();
 	}
 
