@@ -7,7 +7,7 @@
 // exits. When the driver stops answering, death() says why, from kern's
 // exit status and outcome bytes first.
 
-const { BoxProcess, exitStatus, sleep, kernRecover } = require("./spawn.cjs");
+const { BoxProcess, exitStatus, sleep } = require("./spawn.cjs");
 const frames = require("./frames.cjs");
 const { pySource } = require("./drivers.cjs");
 const { SandboxFault } = require("./results.cjs");
@@ -97,7 +97,20 @@ class DriverBox {
 			},
 		});
 		this.reader = new frames.FrameReader(this.box.readers[0].s, o.replyLimit);
+		this.isIdle = false;
 		this.startedAt = performance.now();
+	}
+
+	/**
+	 * An idle driver box does not keep the process alive: a script that
+	 * ends without close() exits, the box's stdin closes with it and the
+	 * driver ends. A box is busy (keeps it alive) while a cell runs.
+	 * @param {boolean} on
+	 */
+	idle(on) {
+		this.isIdle = on;
+		if (on) this.box.unref();
+		else this.box.ref();
 	}
 
 	kernStderr() {
@@ -125,6 +138,21 @@ class DriverBox {
 	 * @returns {Promise<Cell>}
 	 */
 	async call(code, timeoutS, stdout, stderr) {
+		const wasIdle = this.isIdle;
+		if (wasIdle) this.idle(false);
+		try {
+			return await this.#call(code, timeoutS, stdout, stderr);
+		} finally {
+			if (wasIdle) this.idle(true);
+		}
+	}
+
+	/**
+	 * @param {string} code @param {number} timeoutS
+	 * @param {import("./spawn.cjs").Capture} [stdout] @param {import("./spawn.cjs").Capture} [stderr]
+	 * @returns {Promise<Cell>}
+	 */
+	async #call(code, timeoutS, stdout, stderr) {
 		const t0 = performance.now();
 		const deadline = t0 + timeoutS * 1000;
 		/** @type {Cell} */
@@ -171,36 +199,32 @@ class DriverBox {
 		this.box.killGroup();
 	}
 
-	/**
-	 * Close the box's stdin (the driver exits), wait up to graceMs, then
-	 * stop and kill it; reap kern and close every descriptor.
-	 * @param {number} graceMs
-	 */
-	async end(graceMs) {
-		// A pipe has no half-close: closing our end is what gives the driver EOF.
-		this.box.stdin?.destroy();
-		if (!(await this.box.wait(graceMs))) {
-			await this.box.stop();
-			if (!(await this.box.wait(EXIT_WAIT_MS))) {
-				this.box.killGroup();
-				await this.box.wait(null);
-			}
-		}
-		await this.box.join();
+	/** `kern stop NAME`, then SIGKILL the process group (see BoxProcess.stop). */
+	stop() {
+		return this.box.stop();
 	}
 
 	/**
-	 * After kill(): reap kern and close every descriptor. A SIGKILLed kern
-	 * leaves its scratch directory: `kern recover` reclaims it (and never
-	 * touches a live box).
+	 * Close the box's stdin (the driver exits), wait up to graceMs, then stop
+	 * and kill it; reap kern and close every descriptor.
+	 * @param {number} graceMs
 	 */
+	async end(graceMs) {
+		this.idle(false);
+		// A pipe has no half-close: closing our end is what gives the driver EOF.
+		this.box.stdin?.destroy();
+		if (!(await this.box.wait(graceMs))) await this.box.stop();
+		await this.reapKilled();
+	}
+
+	/** After kill() or stop(): reap kern and close every descriptor. */
 	async reapKilled() {
+		this.idle(false);
 		if (!(await this.box.wait(EXIT_WAIT_MS))) {
 			this.box.killGroup();
 			await this.box.wait(null);
 		}
 		await this.box.join();
-		await kernRecover(this.box.kern, this.box.env);
 	}
 
 	/**
@@ -210,6 +234,7 @@ class DriverBox {
 	 * @returns {Promise<import("./faults.cjs").Observation>}
 	 */
 	async observe() {
+		this.idle(false);
 		if (!(await this.box.wait(EXIT_WAIT_MS))) {
 			await this.box.stop();
 			if (!(await this.box.wait(EXIT_WAIT_MS))) {

@@ -23,8 +23,9 @@ const { hex, rmtree } = require("./fsutil.cjs");
 const { runnerSource, parseResults, RESULTS_MAX } = require("./runner.cjs");
 const pyc = require("./pyc.cjs");
 const snapshots = require("./snapshot.cjs");
-const { Kernel } = require("./kernel.cjs");
-const { DriverBox, classifyDeath, driverSource, RESULTS_CAP } = require("./driverbox.cjs");
+const { Kernel, startFailure } = require("./kernel.cjs");
+const { DriverBox, driverSource, RESULTS_CAP } = require("./driverbox.cjs");
+const { Pool } = require("./pool.cjs");
 const { replyCap } = require("./frames.cjs");
 
 const LANGUAGES = ["python", "bash", "sh", "node"];
@@ -89,6 +90,10 @@ class Sandbox {
 	/** @type {Promise<void> | null} */
 	#opening = null;
 	#closed = false;
+	/** @type {Pool | null} */
+	#pool = null;
+	/** @type {Set<Kernel>} kernels open, ended with the session */
+	#kernels = new Set();
 
 	/**
 	 * Check the options and locate kern; no box starts until open() (or the
@@ -142,6 +147,7 @@ class Sandbox {
 					});
 				}
 			}
+			if (cfg.prewarm) this.#pool = new Pool(this.#session(), cfg.prewarm);
 		} catch (e) {
 			this.#closed = true;
 			this.#release();
@@ -183,14 +189,42 @@ class Sandbox {
 		this.#private = null;
 	}
 
-	/** Delete a temporary workspace and the package's private files. Idempotent. */
+	/**
+	 * What the prewarm pool borrows from its session.
+	 * @returns {import("./pool.cjs").PoolSession}
+	 */
+	#session() {
+		return {
+			cfg: this.#cfg,
+			kern: () => this.#kern,
+			argv: (command, timeoutS, req) => this.#argv(command, timeoutS, req),
+			envLines: (withPyc) => this.#envLines(withPyc),
+			writeEnvFile: (withPyc) => this.#writeEnvFile(withPyc),
+			withPyc: () => this.#pycDir !== null,
+			kernEnv: () => this.#kernEnv(),
+		};
+	}
+
+	/**
+	 * End the kernels and the prewarm pool, delete a temporary workspace and
+	 * the package's private files. Idempotent.
+	 */
 	async close() {
 		if (this.#closed && !this.#opening) return;
 		this.#closed = true;
 		const opening = this.#opening;
 		this.#opening = null;
 		if (opening) await opening.catch(() => undefined);
+		await Promise.all([...this.#kernels].map((k) => k.close()));
+		this.#kernels.clear();
+		if (this.#pool) await this.#pool.close();
+		this.#pool = null;
 		this.#release();
+	}
+
+	/** Boxes the prewarm pool holds ready now (0 without prewarm). */
+	get prewarmed() {
+		return this.#pool ? this.#pool.readyCount() : 0;
 	}
 
 	async [asyncDispose]() {
@@ -219,18 +253,23 @@ class Sandbox {
 	 * @param {boolean} withPyc @returns {string}
 	 */
 	#writeEnvFile(withPyc) {
-		/** @type {Record<string, string>} */
-		const env = { PYTHONPATH: DEPS, ...this.#cfg.env };
-		if (withPyc) env.PYTHONPYCACHEPREFIX = PYC_DIR;
 		const file = path.join(/** @type {string} */ (this.#private), `env-${hex(12)}`);
 		const c = fs.constants;
 		const fd = fs.openSync(file, c.O_WRONLY | c.O_CREAT | c.O_EXCL | c.O_NOFOLLOW, 0o600);
 		try {
-			fs.writeSync(fd, Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join(""));
+			fs.writeSync(fd, this.#envLines(withPyc));
 		} finally {
 			fs.closeSync(fd);
 		}
 		return file;
+	}
+
+	/** The env-file's lines. @param {boolean} withPyc */
+	#envLines(withPyc) {
+		/** @type {Record<string, string>} */
+		const env = { PYTHONPATH: DEPS, ...this.#cfg.env };
+		if (withPyc) env.PYTHONPYCACHEPREFIX = PYC_DIR;
+		return Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join("");
 	}
 
 	/** Environment of the kern process. */
@@ -364,6 +403,19 @@ class Sandbox {
 		if (opts.timeoutS !== undefined) checkTimeout(opts.timeoutS);
 		throwIfAborted(opts.signal);
 		const ws = await this.#workspace();
+		const pooled = language === "python" && !opts.onStdout && !opts.onStderr && !this.#cfg.onStdout && !this.#cfg.onStderr;
+		if (pooled && this.#pool) {
+			// Callbacks force a cold box: a pooled box answers with one reply.
+			const limit = opts.timeoutS === undefined ? this.#cfg.timeoutS : opts.timeoutS;
+			const box = await this.#pool.take(limit);
+			if (box) {
+				const before = this.#cfg.trackFiles ? ws.stamps() : null;
+				const result = await this.#pool.serve(box, code, limit, opts.signal);
+				throwIfAborted(opts.signal);
+				if (before) Object.assign(result, { files: changes(before, ws.stamps()) });
+				return result;
+			}
+		}
 		const id = hex(8);
 		if (language === "python") {
 			const cell = `.cell-${id}.py`;
@@ -461,18 +513,11 @@ class Sandbox {
 		const cfg = this.#cfg;
 		const ws = await this.#workspace();
 		const script = `.kernel-${hex(8)}.py`;
-		ws.createScratch(script, driverSource(cfg.maxOutputBytes, RESULTS_CAP, true));
 		const envFile = this.#writeEnvFile(this.#pycDir !== null);
-		let cleaned = false;
-		const cleanup = () => {
-			if (cleaned) return;
-			cleaned = true;
-			ws.removeScratch(script);
-			fs.rmSync(envFile, { force: true });
-		};
 		const name = boxName();
 		let box;
 		try {
+			ws.createScratch(script, driverSource(cfg.maxOutputBytes, RESULTS_CAP, true));
 			box = new DriverBox({
 				kern: this.#kern.path,
 				argv: this.#argv(["python3", `${WORKSPACE}/${script}`], cfg.timeoutS, { name, envFile, kernTimeout: KERNEL_LIFETIME_S }),
@@ -482,30 +527,27 @@ class Sandbox {
 				replyLimit: replyCap(cfg.maxOutputBytes, RESULTS_CAP),
 				memoryMb: cfg.memoryMb,
 			});
-		} catch (e) {
-			cleanup();
-			throw e;
+			const failure = await box.waitHello(KERNEL_START_MS);
+			if (failure !== null) throw new SandboxError(`kernel() could not start: ${await startFailure(box, failure, cfg.image)}`);
+		} finally {
+			// Both were read when python3 started (or will never be).
+			fs.rmSync(envFile, { force: true });
+			ws.removeScratch(script);
 		}
-		const failed = await box.waitHello(KERNEL_START_MS);
-		if (failed !== null) {
-			if (failed !== "eof") box.kill();
-			const death = classifyDeath(await box.observe(), { oneCall: false });
-			cleanup();
-			const why = death.fault ? death.fault.message : death.note || `kern exited ${death.exitCode}`;
-			throw new SandboxError(`the kernel did not start: ${why}`);
-		}
-		// python3 has read its script and kern its env-file.
-		cleanup();
-		return new Kernel({
+		box.idle(true);
+		const k = new Kernel({
 			box,
 			ws,
+			image: cfg.image,
 			timeoutS: opts.timeoutS ?? cfg.timeoutS,
 			trackFiles: cfg.trackFiles,
 			maxOutputBytes: cfg.maxOutputBytes,
 			onStdout: cfg.onStdout,
 			onStderr: cfg.onStderr,
-			cleanup,
+			onClose: () => this.#kernels.delete(k),
 		});
+		this.#kernels.add(k);
+		return k;
 	}
 
 	/**

@@ -291,12 +291,20 @@ class BoxProcess {
 		if (!joined) this.destroy();
 	}
 
-	/** Let the process exit while this box runs (a background build). */
+	/** Let the process exit while this box runs (a background build, an idle kernel). */
 	unref() {
 		this.child.unref();
 		for (const r of this.readers) r.s.unref();
 		for (const s of this.side) /** @type {import("node:net").Socket} */ (s).unref();
 		if (this.stdin) this.stdin.unref();
+	}
+
+	/** Keep the process alive while this box runs (the default). */
+	ref() {
+		this.child.ref();
+		for (const r of this.readers) r.s.ref();
+		for (const s of this.side) /** @type {import("node:net").Socket} */ (s).ref();
+		if (this.stdin) this.stdin.ref();
 	}
 
 	/** Close every descriptor we hold. */

@@ -1,0 +1,339 @@
+"use strict";
+// prewarm=N: boxes started before the calls that use them
+// (python-binding.md §13; the Python package's pool.py). Each pooled box
+// runs the kernel driver (`python3 -c`, so no cell can rewrite it) and is
+// ready once it says {"hello": 1}: a booted interpreter that has run
+// nothing. A call takes one, sends its code as the only cell, and the box
+// is then destroyed with SIGKILL to kern's process group; kern drops its
+// record by itself. Isolation is the one-shot run's: only the moment the
+// box is created moves. A background loop keeps the pool full; a call
+// that finds it empty starts a cold box rather than wait.
+//
+// A pooled box is used only when its key (the box's whole configuration,
+// kern's environment and, with profiles, kern's resolved view of them)
+// matches the call's, the call's deadline fits the budget the box was
+// started with, and the box is younger than 300 s.
+
+const crypto = require("node:crypto");
+const fs = require("node:fs");
+const { execFile } = require("node:child_process");
+const { DriverBox, classifyDeath, driverSource, RESULTS_CAP } = require("./driverbox.cjs");
+const { replyCap } = require("./frames.cjs");
+const { kernRecover, sleep } = require("./spawn.cjs");
+const { fmtSeconds, splitStderr } = require("./faults.cjs");
+const { ExecutionResult, Result, SandboxFault } = require("./results.cjs");
+
+const MAX_AGE_MS = 300 * 1000;
+const HELLO_TIMEOUT_MS = 120 * 1000;
+const PROBE_NAME = "kern-fingerprint-probe";
+const PROBE_TIMEOUT_MS = 30 * 1000;
+// Backoff when boxes fail to start (an image without python3, a kern that
+// refuses the configuration): the pool must not spin.
+const BACKOFF_FIRST_MS = 1000;
+const BACKOFF_MAX_MS = 30 * 1000;
+
+/** kern --timeout of a pooled box: its whole life, then the call's deadline. @param {number} budgetS */
+const kernTimeout = (budgetS) => 300 + Math.trunc(budgetS) + 5;
+
+/**
+ * @typedef {object} PoolSession what a Sandbox lends its pool
+ * @property {import("./rules.cjs").Config} cfg
+ * @property {() => import("./locate.cjs").Kern} kern
+ * @property {(command: string[], timeoutS: number, req: Partial<import("./argv.cjs").BoxRequest>) => string[]} argv
+ * @property {(withPyc: boolean) => string} envLines
+ * @property {(withPyc: boolean) => string} writeEnvFile
+ * @property {() => boolean} withPyc the bytecode cache is bound now
+ * @property {() => Record<string, string | undefined>} kernEnv
+ */
+
+/**
+ * @typedef {{box: DriverBox, key: string, budgetS: number, born: number}} PoolBox
+ */
+
+class Pool {
+	/** @param {PoolSession} session @param {number} size */
+	constructor(session, size) {
+		this.session = session;
+		this.size = size;
+		/** @type {PoolBox[]} */
+		this.ready = [];
+		this.starting = 0;
+		this.closed = false;
+		this.served = 0;
+		/** @type {Set<Promise<void>>} used boxes being reaped */
+		this.graves = new Set();
+		/** @type {(() => void) | null} */
+		this.wakeUp = null;
+		this.loop = this.fill();
+	}
+
+	wake() {
+		const w = this.wakeUp;
+		this.wakeUp = null;
+		if (w) w();
+	}
+
+	/**
+	 * sha256 of what makes a box this session's: the dry argv (name,
+	 * env-file path and command left out, the env-file's lines in), the
+	 * limit enforcement switch, every KERN_* variable but KERN_BIN, and
+	 * kern's --show-config of the box when profiles are in use.
+	 * @param {number} budgetS
+	 */
+	async key(budgetS) {
+		const s = this.session;
+		const kern = s.kern();
+		const withPyc = s.withPyc();
+		const h = crypto.createHash("sha256");
+		const parts = [
+			kern.path,
+			(kern.version || [0, 0, 0]).join("."),
+			...s.argv(["<cell>"], budgetS, { name: "<name>", envFile: "<env-file>", kernTimeout: 0 }),
+			`--enforce-limits=${s.cfg.enforceLimits ? 1 : 0}`,
+			s.envLines(withPyc),
+		];
+		for (const p of parts) h.update(Buffer.concat([Buffer.from(p, "utf8"), Buffer.from([0])]));
+		for (const name of Object.keys(process.env).sort()) {
+			const v = process.env[name];
+			if (name.startsWith("KERN_") && name !== "KERN_BIN" && v) h.update(Buffer.from(`${name}=${v}\0`, "utf8"));
+		}
+		if (s.cfg.profiles.length) h.update(await this.fingerprint(budgetS));
+		return h.digest("hex");
+	}
+
+	/**
+	 * kern resolves profile tokens from kern.toml, which can change under a
+	 * running session: its own view is part of the key.
+	 * @param {number} budgetS @returns {Promise<Buffer>}
+	 */
+	fingerprint(budgetS) {
+		const s = this.session;
+		const argv = s.argv(["true"], budgetS, { name: PROBE_NAME, extra: ["--show-config"], kernTimeout: 0 });
+		return new Promise((resolve) => {
+			execFile(s.kern().path, argv, { encoding: "buffer", timeout: PROBE_TIMEOUT_MS, env: s.kernEnv() }, (err, stdout, stderr) => {
+				if (err && typeof err.code !== "number") return resolve(Buffer.from("probe failed"));
+				const code = err ? /** @type {number} */ (err.code) : 0;
+				resolve(Buffer.concat([Buffer.from(`${code}\0`), stdout, Buffer.from("\0"), stderr]));
+			});
+		});
+	}
+
+	/** Keep the pool full until close(). */
+	async fill() {
+		let backoff = BACKOFF_FIRST_MS;
+		while (!this.closed) {
+			const now = performance.now();
+			const stale = this.ready.filter((b) => now - b.born >= MAX_AGE_MS);
+			this.ready = this.ready.filter((b) => !stale.includes(b));
+			discard(stale, this.graves);
+			const need = this.size - this.ready.length - this.starting;
+			if (need <= 0) {
+				const wait = this.ready.length ? Math.max(100, this.ready[0].born + MAX_AGE_MS - now) : MAX_AGE_MS;
+				await new Promise((resolve) => {
+					this.wakeUp = () => resolve(undefined);
+					setTimeout(resolve, wait).unref();
+				});
+				continue;
+			}
+			this.starting += need;
+			let started = [];
+			try {
+				started = await this.start(need);
+			} finally {
+				this.starting -= need;
+			}
+			if (this.closed) {
+				discard(started, this.graves);
+				return;
+			}
+			this.ready.push(...started);
+			if (!started.length) {
+				await sleep(backoff);
+				backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
+			} else backoff = BACKOFF_FIRST_MS;
+		}
+	}
+
+	/**
+	 * Start n boxes side by side; the ones that said hello.
+	 * @param {number} n @returns {Promise<PoolBox[]>}
+	 */
+	async start(n) {
+		const s = this.session;
+		const cfg = s.cfg;
+		const budget = cfg.timeoutS;
+		let key;
+		try {
+			key = await this.key(budget);
+		} catch {
+			return []; // the Sandbox is closing under us
+		}
+		const source = driverSource(cfg.maxOutputBytes, RESULTS_CAP, true);
+		/** @type {{box: DriverBox, envFile: string, born: number}[]} */
+		const pending = [];
+		for (let i = 0; i < n; i++) {
+			let envFile;
+			try {
+				envFile = s.writeEnvFile(s.withPyc());
+				const argv = s.argv(["python3", "-c", source], budget, { envFile, kernTimeout: kernTimeout(budget) });
+				const name = argv[1];
+				const box = new DriverBox({
+					kern: s.kern().path,
+					argv,
+					name,
+					env: s.kernEnv(),
+					outCap: cfg.maxOutputBytes,
+					replyLimit: replyCap(cfg.maxOutputBytes, RESULTS_CAP),
+					memoryMb: cfg.memoryMb,
+				});
+				box.idle(true);
+				pending.push({ box, envFile, born: performance.now() });
+			} catch {
+				if (envFile) fs.rmSync(envFile, { force: true });
+				break;
+			}
+		}
+		/** @type {PoolBox[]} */
+		const ready = [];
+		await Promise.all(
+			pending.map(async ({ box, envFile, born }) => {
+				const failure = await box.waitHello(HELLO_TIMEOUT_MS);
+				fs.rmSync(envFile, { force: true });
+				if (failure === null) ready.push({ box, key, budgetS: budget, born });
+				else {
+					box.kill();
+					await box.reapKilled();
+				}
+			}),
+		);
+		return ready;
+	}
+
+	/**
+	 * A ready box for a call with this deadline, or null (go cold).
+	 * @param {number} limitS @returns {Promise<PoolBox | null>}
+	 */
+	async take(limitS) {
+		if (this.closed || !this.ready.length) return null;
+		const key = await this.key(this.session.cfg.timeoutS);
+		const now = performance.now();
+		const stale = this.ready.filter((b) => b.key !== key);
+		this.ready = this.ready.filter((b) => b.key === key);
+		const found = this.ready.find((b) => limitS <= b.budgetS && now - b.born < MAX_AGE_MS) || null;
+		if (found) this.ready = this.ready.filter((b) => b !== found);
+		discard(stale, this.graves);
+		if (stale.length || found) this.wake();
+		return found;
+	}
+
+	/**
+	 * Run `code` as the only cell of a pooled box and destroy the box.
+	 * @param {PoolBox} pooled @param {string} code @param {number} limitS
+	 * @param {AbortSignal} [signal] kills the box: the call rejects with its reason
+	 */
+	async serve(pooled, code, limitS, signal) {
+		const box = pooled.box;
+		box.idle(false);
+		const onAbort = () => box.kill();
+		if (signal) signal.addEventListener("abort", onAbort, { once: true });
+		let cell;
+		try {
+			cell = await box.call(code, limitS);
+		} finally {
+			signal?.removeEventListener("abort", onAbort);
+		}
+		/** @type {import("./driverbox.cjs").Death | null} */
+		let death = null;
+		if (cell.reply === null && cell.failure === "eof") death = classifyDeath(await box.observe(), { oneCall: true });
+		else {
+			box.kill();
+			if (cell.failure === "timeout") {
+				death = { fault: new SandboxFault("timeout", `exceeded the ${fmtSeconds(limitS)}s time limit (killed by the binding)`), raises: false, exitCode: 137, note: "" };
+			} else if (cell.failure !== null) {
+				death = { fault: new SandboxFault("killed", `the box sent a reply the binding refuses (${cell.detail}); it was killed`), raises: false, exitCode: 137, note: "" };
+			}
+		}
+		const kernStderr = box.kernStderr();
+		if (cell.failure !== "eof") {
+			const reaped = box.reapKilled().then(() => {
+				this.graves.delete(reaped);
+			});
+			this.graves.add(reaped);
+		}
+		this.served++;
+		return result(cell, death, kernStderr);
+	}
+
+	/** Kill every pooled box, then let `kern recover` sweep what the killed supervisors left. */
+	async close() {
+		if (this.closed) return;
+		this.closed = true;
+		const boxes = this.ready;
+		this.ready = [];
+		this.wake();
+		discard(boxes, this.graves);
+		await Promise.race([this.loop, sleep(HELLO_TIMEOUT_MS + 10000)]);
+		await Promise.all([...this.graves]);
+		const s = this.session;
+		await kernRecover(s.kern().path, s.kernEnv());
+	}
+
+	readyCount() {
+		return this.ready.length;
+	}
+}
+
+/** @param {PoolBox[]} boxes @param {Set<Promise<void>>} graves */
+function discard(boxes, graves) {
+	for (const b of boxes) {
+		b.box.kill();
+		const reaped = b.box.reapKilled().then(() => {
+			graves.delete(reaped);
+		});
+		graves.add(reaped);
+	}
+}
+
+/**
+ * A pooled call's result, shaped like a one-shot run's: kern's lines first
+ * in stderr, then the program's.
+ * @param {import("./driverbox.cjs").Cell} cell @param {import("./driverbox.cjs").Death | null} death @param {string} kernStderr
+ */
+function result(cell, death, kernStderr) {
+	let out;
+	let err;
+	let rc;
+	/** @type {Result[]} */
+	let results = [];
+	let truncated;
+	/** @type {SandboxFault | null} */
+	let fault = null;
+	if (cell.reply) {
+		({ stdout: out, stderr: err, rc } = cell.reply);
+		results = cell.reply.results.map((b) => new Result(b));
+		truncated = cell.reply.trunc;
+	} else {
+		const d = /** @type {import("./driverbox.cjs").Death} */ (death);
+		out = cell.stdout.toString("utf8");
+		err = cell.stderr.toString("utf8");
+		rc = d.exitCode;
+		truncated = cell.streamedCut;
+		fault = d.fault;
+		if (d.note) err += `${!err || err.endsWith("\n") ? "" : "\n"}${d.note}\n`;
+	}
+	if (kernStderr) err = `${kernStderr}${kernStderr.endsWith("\n") ? "" : "\n"}${err}`;
+	const split = splitStderr(err);
+	return new ExecutionResult({
+		stdout: out,
+		stderr: err,
+		exitCode: rc,
+		durationMs: cell.durationMs,
+		fault,
+		results,
+		truncated,
+		codeStderr: split.codeStderr,
+		runtimeNotes: split.runtimeNotes,
+	});
+}
+
+module.exports = { Pool, kernTimeout, MAX_AGE_MS };

@@ -1,0 +1,91 @@
+// prewarm=N (python-binding.md §13): boxes started before the calls that
+// use them, each serving exactly one call.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { kern, boxes, until, assertNothingLeft } from "./helpers.mjs";
+
+const { Sandbox } = kern;
+const ours = () => new Set(boxes().filter((n) => n.startsWith("nodesbx-")));
+
+test("a call takes a ready box, which serves it once and is destroyed; the pool refills", async () => {
+	const sbx = await Sandbox.create({ image: "host", prewarm: 2, timeoutS: 20 });
+	try {
+		assert.ok(await until(() => sbx.prewarmed === 2, 60000), "the pool never filled");
+		const pooled = ours();
+		assert.equal(pooled.size, 2);
+		const r = await sbx.runCode("import os\nprint(os.getcwd())\n6 * 7");
+		assert.equal(r.stdout, "/workspace\n");
+		assert.equal(r.results[0].text, "42");
+		assert.equal(r.success, true);
+		// One of the two served it and is gone; the other is still waiting.
+		await until(() => [...pooled].filter((n) => ours().has(n)).length === 1, 10000);
+		assert.equal([...pooled].filter((n) => ours().has(n)).length, 1);
+		assert.ok(await until(() => sbx.prewarmed === 2, 60000), "the pool did not refill");
+		// Each call gets a fresh interpreter: nothing of the last call is left.
+		const again = await sbx.runCode("print('x' in dir())\nx = 1");
+		assert.equal(again.stdout, "False\n");
+		assert.equal((await sbx.runCode("print('x' in dir())")).stdout, "False\n");
+	} finally {
+		await sbx.close();
+	}
+	await assertNothingLeft(assert);
+});
+
+test("faults through a pooled box: exceptions are not faults, the deadline is", async () => {
+	const sbx = await Sandbox.create({ image: "host", prewarm: 1, timeoutS: 10 });
+	try {
+		assert.ok(await until(() => sbx.prewarmed === 1, 60000));
+		const e = await sbx.runCode("1/0");
+		assert.equal(e.exitCode, 1);
+		assert.equal(e.fault, null);
+		assert.match(e.codeStderr, /ZeroDivisionError/);
+		assert.ok(await until(() => sbx.prewarmed === 1, 60000));
+		const t = await sbx.runCode("while True: pass", { timeoutS: 1 });
+		assert.equal(t.fault?.type, "timeout");
+		assert.equal(t.exitCode, 137);
+		assert.ok(await until(() => sbx.prewarmed === 1, 60000));
+		const x = await sbx.runCode("import sys; sys.exit(4)");
+		assert.equal(x.exitCode, 4);
+	} finally {
+		await sbx.close();
+	}
+	await assertNothingLeft(assert);
+});
+
+test("a call the pool cannot serve gets a cold box: a longer deadline, callbacks, another language", async () => {
+	const sbx = await Sandbox.create({ image: "host", prewarm: 1, timeoutS: 5 });
+	try {
+		assert.ok(await until(() => sbx.prewarmed === 1, 60000));
+		const pooled = ours();
+		// A deadline beyond the budget the box was started with.
+		assert.equal((await sbx.runCode("print(1)", { timeoutS: 30 })).stdout, "1\n");
+		// Callbacks force a cold box.
+		const chunks = [];
+		assert.equal((await sbx.runCode("print(2)", { onStdout: (c) => chunks.push(c) })).stdout, "2\n");
+		assert.equal(Buffer.concat(chunks).toString(), "2\n");
+		assert.equal((await sbx.runCode("echo 3", { language: "sh" })).stdout, "3\n");
+		assert.deepEqual([...pooled].filter((n) => ours().has(n)), [...pooled], "the pooled box was used");
+	} finally {
+		await sbx.close();
+	}
+	await assertNothingLeft(assert);
+});
+
+test("a box built for another configuration is never served (the key)", async () => {
+	const saved = process.env.KERN_QUIET;
+	const sbx = await Sandbox.create({ image: "host", prewarm: 1, timeoutS: 10 });
+	try {
+		assert.ok(await until(() => sbx.prewarmed === 1, 60000));
+		const pooled = ours();
+		// A KERN_* variable is part of the key: the pooled box no longer fits.
+		process.env.KERN_QUIET = "1";
+		assert.equal((await sbx.runCode("print(1)")).stdout, "1\n");
+		await until(() => [...pooled].every((n) => !ours().has(n)), 10000);
+		assert.deepEqual([...pooled].filter((n) => ours().has(n)), [], "the mismatched box was not discarded");
+	} finally {
+		if (saved === undefined) delete process.env.KERN_QUIET;
+		else process.env.KERN_QUIET = saved;
+		await sbx.close();
+	}
+	await assertNothingLeft(assert);
+});
