@@ -195,6 +195,10 @@ export declare class Sandbox {
 	snapshot(dest: string): Promise<void>;
 	restore(src: string): Promise<void>;
 	kernel(opts?: { timeoutS?: number }): Promise<Kernel>;
+	/** With persist: stop the resident box; the next call starts a new one. */
+	destroy(): Promise<void>;
+	/** Boxes the prewarm pool holds ready now (0 without prewarm). */
+	readonly prewarmed: number;
 }
 
 /** One-shot: a throwaway Sandbox. */

@@ -14,9 +14,8 @@
 // matches the call's, the call's deadline fits the budget the box was
 // started with, and the box is younger than 300 s.
 
-const crypto = require("node:crypto");
 const fs = require("node:fs");
-const { execFile } = require("node:child_process");
+const { configKey } = require("./boxkey.cjs");
 const { DriverBox, classifyDeath, driverSource, RESULTS_CAP } = require("./driverbox.cjs");
 const { replyCap } = require("./frames.cjs");
 const { kernRecover, sleep } = require("./spawn.cjs");
@@ -25,8 +24,6 @@ const { ExecutionResult, Result, SandboxFault } = require("./results.cjs");
 
 const MAX_AGE_MS = 300 * 1000;
 const HELLO_TIMEOUT_MS = 120 * 1000;
-const PROBE_NAME = "kern-fingerprint-probe";
-const PROBE_TIMEOUT_MS = 30 * 1000;
 // Backoff when boxes fail to start (an image without python3, a kern that
 // refuses the configuration): the pool must not spin.
 const BACKOFF_FIRST_MS = 1000;
@@ -36,14 +33,7 @@ const BACKOFF_MAX_MS = 30 * 1000;
 const kernTimeout = (budgetS) => 300 + Math.trunc(budgetS) + 5;
 
 /**
- * @typedef {object} PoolSession what a Sandbox lends its pool
- * @property {import("./rules.cjs").Config} cfg
- * @property {() => import("./locate.cjs").Kern} kern
- * @property {(command: string[], timeoutS: number, req: Partial<import("./argv.cjs").BoxRequest>) => string[]} argv
- * @property {(withPyc: boolean) => string} envLines
- * @property {(withPyc: boolean) => string} writeEnvFile
- * @property {() => boolean} withPyc the bytecode cache is bound now
- * @property {() => Record<string, string | undefined>} kernEnv
+ * @typedef {import("./boxkey.cjs").KeySession & {writeEnvFile: (withPyc: boolean) => string}} PoolSession
  */
 
 /**
@@ -73,49 +63,9 @@ class Pool {
 		if (w) w();
 	}
 
-	/**
-	 * sha256 of what makes a box this session's: the dry argv (name,
-	 * env-file path and command left out, the env-file's lines in), the
-	 * limit enforcement switch, every KERN_* variable but KERN_BIN, and
-	 * kern's --show-config of the box when profiles are in use.
-	 * @param {number} budgetS
-	 */
-	async key(budgetS) {
-		const s = this.session;
-		const kern = s.kern();
-		const withPyc = s.withPyc();
-		const h = crypto.createHash("sha256");
-		const parts = [
-			kern.path,
-			(kern.version || [0, 0, 0]).join("."),
-			...s.argv(["<cell>"], budgetS, { name: "<name>", envFile: "<env-file>", kernTimeout: 0 }),
-			`--enforce-limits=${s.cfg.enforceLimits ? 1 : 0}`,
-			s.envLines(withPyc),
-		];
-		for (const p of parts) h.update(Buffer.concat([Buffer.from(p, "utf8"), Buffer.from([0])]));
-		for (const name of Object.keys(process.env).sort()) {
-			const v = process.env[name];
-			if (name.startsWith("KERN_") && name !== "KERN_BIN" && v) h.update(Buffer.from(`${name}=${v}\0`, "utf8"));
-		}
-		if (s.cfg.profiles.length) h.update(await this.fingerprint(budgetS));
-		return h.digest("hex");
-	}
-
-	/**
-	 * kern resolves profile tokens from kern.toml, which can change under a
-	 * running session: its own view is part of the key.
-	 * @param {number} budgetS @returns {Promise<Buffer>}
-	 */
-	fingerprint(budgetS) {
-		const s = this.session;
-		const argv = s.argv(["true"], budgetS, { name: PROBE_NAME, extra: ["--show-config"], kernTimeout: 0 });
-		return new Promise((resolve) => {
-			execFile(s.kern().path, argv, { encoding: "buffer", timeout: PROBE_TIMEOUT_MS, env: s.kernEnv() }, (err, stdout, stderr) => {
-				if (err && typeof err.code !== "number") return resolve(Buffer.from("probe failed"));
-				const code = err ? /** @type {number} */ (err.code) : 0;
-				resolve(Buffer.concat([Buffer.from(`${code}\0`), stdout, Buffer.from("\0"), stderr]));
-			});
-		});
+	/** The session's box key (boxkey.cjs). @param {number} budgetS */
+	key(budgetS) {
+		return configKey(this.session, budgetS);
 	}
 
 	/** Keep the pool full until close(). */

@@ -26,6 +26,7 @@ const snapshots = require("./snapshot.cjs");
 const { Kernel, startFailure } = require("./kernel.cjs");
 const { DriverBox, driverSource, RESULTS_CAP } = require("./driverbox.cjs");
 const { Pool } = require("./pool.cjs");
+const { Resident } = require("./resident.cjs");
 const { replyCap } = require("./frames.cjs");
 
 const LANGUAGES = ["python", "bash", "sh", "node"];
@@ -94,6 +95,8 @@ class Sandbox {
 	#pool = null;
 	/** @type {Set<Kernel>} kernels open, ended with the session */
 	#kernels = new Set();
+	/** @type {Resident | null} */
+	#resident = null;
 
 	/**
 	 * Check the options and locate kern; no box starts until open() (or the
@@ -102,6 +105,9 @@ class Sandbox {
 	 */
 	constructor(opts = {}) {
 		this.#cfg = checkOptions(/** @type {Record<string, unknown>} */ (opts));
+		if (this.#cfg.persist && this.#cfg.prewarm) {
+			throw new SandboxError("persist reuses one resident box; prewarm starts a box per call: choose one");
+		}
 		configs.set(this, this.#cfg);
 		this.#kern = locateKern();
 	}
@@ -148,6 +154,7 @@ class Sandbox {
 				}
 			}
 			if (cfg.prewarm) this.#pool = new Pool(this.#session(), cfg.prewarm);
+			if (cfg.persist) this.#resident = new Resident(this.#session());
 		} catch (e) {
 			this.#closed = true;
 			this.#release();
@@ -195,6 +202,7 @@ class Sandbox {
 	 */
 	#session() {
 		return {
+			workspace: () => /** @type {Workspace} */ (this.#ws).path,
 			cfg: this.#cfg,
 			kern: () => this.#kern,
 			argv: (command, timeoutS, req) => this.#argv(command, timeoutS, req),
@@ -219,7 +227,20 @@ class Sandbox {
 		this.#kernels.clear();
 		if (this.#pool) await this.#pool.close();
 		this.#pool = null;
+		// A temporary workspace goes now: so does the box that binds it.
+		if (this.#resident && this.#cfg.workspace === null) await this.#resident.destroy();
+		this.#resident = null;
 		this.#release();
+	}
+
+	/**
+	 * With persist: stop the resident box (`kern stop`); the next call
+	 * starts a new one. A named workspace's resident box otherwise outlives
+	 * the Sandbox (up to an hour), for the next session with the same
+	 * configuration. Without persist: nothing.
+	 */
+	async destroy() {
+		if (this.#resident) await this.#resident.destroy();
 	}
 
 	/** Boxes the prewarm pool holds ready now (0 without prewarm). */
@@ -332,11 +353,13 @@ class Sandbox {
 
 	/**
 	 * What one kern process left, for the classifier.
-	 * @param {import("./spawn.cjs").RunOutcome} done @param {number} timeoutS
+	 * @param {import("./spawn.cjs").RunOutcome} done @param {number} timeoutS @param {boolean} [resident]
 	 * @returns {import("./faults.cjs").Observation}
 	 */
-	#observe(done, timeoutS) {
+	#observe(done, timeoutS, resident = false) {
 		return {
+			residentExec: resident,
+			execReportsStart: this.#kern.execReportsStart,
 			exitCode: done.exitCode,
 			started: done.started,
 			stdout: text(done.stdout),
@@ -360,13 +383,15 @@ class Sandbox {
 		const ws = await this.#workspace();
 		throwIfAborted(call.signal);
 		const before = this.#cfg.trackFiles ? ws.stamps() : null;
-		const done = await this.#box(command, timeoutS, {
+		const callbacks = {
 			onStdout: call.onStdout ?? this.#cfg.onStdout ?? undefined,
 			onStderr: call.onStderr ?? this.#cfg.onStderr ?? undefined,
 			signal: call.signal,
-		});
+		};
+		const resident = this.#resident !== null;
+		const done = resident ? await /** @type {Resident} */ (this.#resident).run(command, timeoutS, callbacks) : await this.#box(command, timeoutS, callbacks);
 		if (done.aborted) throwIfAborted(call.signal);
-		const obs = this.#observe(done, timeoutS);
+		const obs = this.#observe(done, timeoutS, resident);
 		const v = classify(obs);
 		if (v.raises) throw new SandboxError(/** @type {import("./results.cjs").SandboxFault} */ (v.fault).message);
 		let results = [];

@@ -147,12 +147,15 @@ class BoxProcess {
 	 * @param {string | null} o.name the box, for `kern stop`
 	 * @param {boolean} [o.stdin] a pipe on stdin (else /dev/null)
 	 * @param {boolean} [o.alive] pass KERN_ALIVE_FD
+	 * @param {boolean} [o.execClient] a `kern exec` client: stopping it kills
+	 *   its process group only (`kern stop` would end the whole resident box)
 	 * @param {((d: Buffer) => void) | null} o.onStdout null: read `readers[0].s` yourself
 	 * @param {(d: Buffer) => void} o.onStderr
 	 */
 	constructor(o) {
 		this.kern = o.kern;
 		this.name = o.name;
+		this.execClient = Boolean(o.execClient);
 		this.env = o.env;
 		const out = pipe();
 		const err = pipe();
@@ -255,6 +258,10 @@ class BoxProcess {
 	 * recover`, which runs then.
 	 */
 	stop() {
+		if (!this.stopping && this.execClient) {
+			this.killGroup();
+			this.stopping = Promise.resolve();
+		}
 		if (!this.stopping) {
 			this.stopping = (async () => {
 				if (this.name && this.status === null) await kernStop(this.kern, this.name, this.env);
@@ -324,6 +331,7 @@ class BoxProcess {
  * @property {number} timeoutS the binding's deadline, seconds
  * @property {number} maxOutputBytes cap of each captured stream
  * @property {boolean} [alive] pass KERN_ALIVE_FD
+ * @property {boolean} [execClient] see BoxProcess
  * @property {((chunk: Buffer) => unknown) | null} [onStdout]
  * @property {((chunk: Buffer) => unknown) | null} [onStderr]
  * @property {AbortSignal} [signal]
@@ -358,6 +366,7 @@ async function runKern(o) {
 		env: o.env,
 		name: o.name,
 		alive: o.alive,
+		execClient: o.execClient,
 		onStdout: (d) => stdout.add(d),
 		onStderr: (d) => stderr.add(d),
 	});

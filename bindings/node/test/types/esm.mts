@@ -25,6 +25,8 @@ export async function main(): Promise<string> {
 	const k: Kernel = await sbx.kernel({ timeoutS: 3 });
 	const cell = await k.runCode("a = 1", { timeoutS: 1 });
 	await k.close();
+	const ready: number = sbx.prewarmed;
+	await sbx.destroy();
 	const n = await withSandbox({ image: "host" }, async (s) => (await s.runCode("echo", { language: "bash" })).stdout.length);
 	const m = await withSandbox(async (s) => s.workspace);
 	try {
@@ -32,5 +34,5 @@ export async function main(): Promise<string> {
 	} catch (e) {
 		if (e instanceof MountRefused || e instanceof SandboxError) return e.message;
 	}
-	return [ok, code, fault, formats, png, data.length, first, cell.codeStderr, cell.runtimeNotes, n, m, version].join();
+	return [ok, code, fault, formats, png, data.length, first, cell.codeStderr, cell.runtimeNotes, n, m, ready, version].join();
 }
