@@ -209,3 +209,18 @@ export declare function withSandbox<T>(fn: (sbx: Sandbox) => T | Promise<T>): Pr
 export declare function withSandbox<T>(opts: SandboxOptions, fn: (sbx: Sandbox) => T | Promise<T>): Promise<T>;
 
 export declare const version: string;
+
+/** Options of the agent-framework tools (kern-sandbox/langchain, kern-sandbox/ai). */
+export interface KernToolOptions extends SandboxOptions {
+	/** An open Sandbox to use; without it the tool opens one from the other options. */
+	sandbox?: Sandbox;
+	/** Default "python" (tool run_python); "bash" (run_bash), "node" (run_javascript). */
+	language?: "python" | "bash" | "node";
+	name?: string;
+	/** Default: generated from the sandbox (memory, time limit, network, /workspace). */
+	description?: string;
+	/** The reply is cut to this many characters (default 8000, at least 200). */
+	maxChars?: number;
+	/** Code over this many bytes is not run (default 1 MiB). */
+	maxCodeBytes?: number;
+}

@@ -1,0 +1,3 @@
+export * from "./ai.cjs";
+import * as cjs from "./ai.cjs";
+export default cjs;

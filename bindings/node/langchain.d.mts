@@ -1,0 +1,3 @@
+export * from "./langchain.cjs";
+import * as cjs from "./langchain.cjs";
+export default cjs;
