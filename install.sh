@@ -65,8 +65,12 @@ build_deps="make gcc pkgconf libc6-dev libseccomp-dev libcap-dev libarchive-dev 
 # python3-matplotlib and python3-pandas: the rich-result tests of the Python
 # package run them on the host image.
 test_deps="bats mandoc cppcheck clang-tidy clang libclang-rt-14-dev python3 python3-pytest umoci zstd
- docker-registry skopeo debootstrap busybox-static iproute2 openssl curl bubblewrap procps nodejs
+ docker-registry skopeo debootstrap busybox-static iproute2 openssl curl bubblewrap procps
  python3-matplotlib python3-pandas"
+# Node.js for the Node package (bindings/node) and the kern-mcp tests:
+# Debian's nodejs when no node is on PATH (one from NodeSource or nvm is
+# used as it is; npm below).
+command -v node >/dev/null 2>&1 || test_deps="$test_deps nodejs"
 # One dpkg-query for all of them: a second run of install.sh stays quick.
 installed=" $(dpkg-query -W -f='${db:Status-Abbrev}${Package}\n' $build_deps $test_deps 2>/dev/null |
 	sed -n 's/^ii *//p' | tr '\n' ' ') "
@@ -74,9 +78,9 @@ missing=""
 for p in $build_deps $test_deps; do
 	case $installed in *" $p "*) ;; *) missing="$missing $p" ;; esac
 done
-# The kern-mcp tests drive the server with the MCP TypeScript SDK, which
-# they install with npm: Debian's nodejs ships without it (NodeSource's
-# nodejs package carries its own).
+# The kern-mcp and Node package tests install their npm packages with npm:
+# Debian's nodejs ships without it (NodeSource's nodejs package carries its
+# own, and Debian's npm would conflict with that).
 command -v npm >/dev/null || missing="$missing npm"
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" != 0 ]; then

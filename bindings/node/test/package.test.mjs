@@ -26,7 +26,7 @@ test("require() and import give the same objects, and only the documented names"
 	assert.ok(new kern.MountRefused("x") instanceof esm.SandboxError);
 });
 
-test("the shipped types pass tsc --strict (ESM and CommonJS consumers)", (t) => {
+test("the shipped types pass tsc --strict (ESM and CommonJS consumers, the agent subpaths)", (t) => {
 	const tsc = path.join(DEPS, "typescript", "bin", "tsc");
 	try {
 		readFileSync(tsc);
@@ -34,8 +34,10 @@ test("the shipped types pass tsc --strict (ESM and CommonJS consumers)", (t) => 
 		t.skip("typescript is not installed in test/deps (npm unreachable? see test/run)");
 		return;
 	}
-	const r = spawnSync(process.execPath, [tsc, "-p", path.join(PKG, "test", "types")], { encoding: "utf8" });
-	assert.equal(r.status, 0, r.stdout + r.stderr);
+	for (const config of ["tsconfig.json", "tsconfig.tools.json"]) {
+		const r = spawnSync(process.execPath, [tsc, "-p", path.join(PKG, "test", "types", config)], { encoding: "utf8" });
+		assert.equal(r.status, 0, `${config}: ${r.stdout}${r.stderr}`);
+	}
 });
 
 test("npm pack ships the in-box Python sources, equal to the Python package's", (t) => {
