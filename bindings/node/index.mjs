@@ -1,18 +1,5 @@
-// kern-sandbox for `import`: the CommonJS implementation, re-exported, so
-// both entries share one set of classes (instanceof works across them).
-import cjs from "./index.cjs";
-
-export const {
-	Sandbox,
-	Kernel,
-	runCode,
-	withSandbox,
-	SandboxError,
-	MountRefused,
-	ExecutionResult,
-	SandboxFault,
-	FileInfo,
-	Result,
-	version,
-} = cjs;
-export default cjs;
+// kern-sandbox for `import`: the CommonJS implementation, re-exported (Node
+// finds its names in index.cjs's `module.exports = {...}`), so both entries
+// share one set of classes and instanceof works across them.
+export * from "./index.cjs";
+export { default } from "./index.cjs";

@@ -9,45 +9,47 @@
 // a FIFO opened at both ends and unlinked at once is the same object: an
 // anonymous pipe. FIFOs are made in batches (one `mkfifo` run) in a private
 // 0700 directory that is removed again before the batch is used, so no
-// name outlives the call that made it and nothing of it is left on disk.
+// name outlives the batch and nothing of it is left on disk. The next batch
+// is made in the background while the last one is used, so a call seldom
+// waits for `mkfifo`.
 
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
-const { spawnSync } = require("node:child_process");
+const { spawn, spawnSync } = require("node:child_process");
 const { SandboxError } = require("./errors.cjs");
 
-const BATCH = 32;
+const BATCH = 64;
+const LOW = 24;
 const { O_RDONLY, O_WRONLY, O_RDWR } = fs.constants;
 
 /** @type {{r: number, w: number}[]} */
 const spare = [];
+/** @type {Promise<void> | null} */
+let filling = null;
 
 function mkfifoBin() {
-	for (const p of ["/usr/bin/mkfifo", "/bin/mkfifo"]) {
-		try {
-			fs.accessSync(p, fs.constants.X_OK);
-			return p;
-		} catch {
-			// try the next one
-		}
-	}
+	for (const p of ["/usr/bin/mkfifo", "/bin/mkfifo"]) if (fs.existsSync(p)) return p;
 	return "mkfifo";
 }
 
-function refill() {
+/** @param {number} n @returns {[string, string[]]} a fresh private directory and the FIFO names to make in it */
+function batchNames(n) {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kern-node-pipes-"));
+	return [dir, Array.from({ length: n }, (_, i) => path.join(dir, String(i)))];
+}
+
+/**
+ * Open both ends of each FIFO, unlink it, and keep the pair. Holding it
+ * open read-write first lets both single-ended opens return at once, and
+ * neither end carries O_NONBLOCK: the box must see ordinary blocking
+ * descriptors (libuv makes only our own end non-blocking, and each open is
+ * its own open file description).
+ * @param {string} dir @param {string[]} names
+ */
+function openBatch(dir, names) {
 	try {
-		const names = Array.from({ length: BATCH }, (_, i) => path.join(dir, String(i)));
-		const r = spawnSync(mkfifoBin(), ["-m", "600", "--", ...names], { stdio: ["ignore", "ignore", "pipe"] });
-		if (r.error || r.status !== 0) {
-			throw new SandboxError(`mkfifo ${dir}: ${r.error ? r.error.message : String(r.stderr).trim()}`);
-		}
 		for (const name of names) {
-			// Holding it open read-write first lets both single-ended opens
-			// return at once, and neither end carries O_NONBLOCK: the box
-			// must see ordinary blocking descriptors (libuv makes only our
-			// own end non-blocking, and each open is its own description).
 			const t = fs.openSync(name, O_RDWR);
 			const rd = fs.openSync(name, O_RDONLY);
 			const wr = fs.openSync(name, O_WRONLY);
@@ -60,13 +62,55 @@ function refill() {
 	}
 }
 
+/** A batch made now, on the caller's time (the spare ones ran out). */
+function refillNow() {
+	const [dir, names] = batchNames(BATCH);
+	const r = spawnSync(mkfifoBin(), ["-m", "600", "--", ...names], { stdio: ["ignore", "ignore", "pipe"] });
+	if (r.error || r.status !== 0) {
+		fs.rmSync(dir, { recursive: true, force: true });
+		throw new SandboxError(`mkfifo in ${dir}: ${r.error ? r.error.message : String(r.stderr).trim()}`);
+	}
+	openBatch(dir, names);
+}
+
+/** The directory of a background batch, removed if the process exits first. */
+let pendingDir = "";
+process.on("exit", () => {
+	if (pendingDir) fs.rmSync(pendingDir, { recursive: true, force: true });
+});
+
+/** The next batch, made in the background. */
+function refillSoon() {
+	if (filling) return;
+	const [dir, names] = batchNames(BATCH);
+	pendingDir = dir;
+	filling = new Promise((resolve) => {
+		const p = spawn(mkfifoBin(), ["-m", "600", "--", ...names], { stdio: "ignore" });
+		p.unref();
+		const done = (/** @type {number | null} */ code) => {
+			try {
+				if (code === 0) openBatch(dir, names);
+				else fs.rmSync(dir, { recursive: true, force: true });
+			} catch {
+				// a failed background batch: the next pipe() makes one itself
+			}
+			filling = null;
+			pendingDir = "";
+			resolve();
+		};
+		p.on("exit", done);
+		p.on("error", () => done(null));
+	});
+}
+
 /**
  * A fresh pipe: `{r, w}` descriptors, both close-on-exec (libuv opens
  * everything O_CLOEXEC), so only the child they are handed to gets one.
  * @returns {{r: number, w: number}}
  */
 function pipe() {
-	if (spare.length === 0) refill();
+	if (spare.length === 0) refillNow();
+	if (spare.length < LOW) refillSoon();
 	return /** @type {{r: number, w: number}} */ (spare.pop());
 }
 
