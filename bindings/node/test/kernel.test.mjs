@@ -97,6 +97,24 @@ test("python3 crashing is no fault: a note on stderr, exit 128+signal", async ()
 	await k.close();
 });
 
+test("a cell that writes to the control channel itself gets the kernel killed, not the host confused", async () => {
+	const k = await sbx.kernel();
+	// The driver's reply channel is a private descriptor, but a cell can
+	// find it: a frame header declaring far more than the reply cap.
+	const r = await k.runCode(
+		"import os, stat\nfor fd in range(3, 64):\n    try:\n        if stat.S_ISFIFO(os.fstat(fd).st_mode): os.write(fd, b'99999999999999\\n')\n    except OSError: pass",
+	);
+	assert.equal(r.fault?.type, "killed", JSON.stringify(r));
+	assert.match(r.fault.message, /refuses .*over the \d+-byte cap/);
+	await assert.rejects(k.runCode("1"), /kernel is dead/);
+	await k.close();
+	const k2 = await sbx.kernel();
+	const bad = await k2.runCode("import os, stat\nfor fd in range(3, 64):\n    try:\n        if stat.S_ISFIFO(os.fstat(fd).st_mode): os.write(fd, b'5\\nnope!')\n    except OSError: pass");
+	assert.equal(bad.fault?.type, "killed", JSON.stringify(bad));
+	assert.match(bad.fault.message, /not JSON/);
+	await k2.close();
+});
+
 test("cells queue: concurrent calls on one kernel run one after another", async () => {
 	const k = await sbx.kernel();
 	try {
