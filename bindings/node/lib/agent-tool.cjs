@@ -55,17 +55,12 @@ function makeRunner(sandbox, language, maxChars, maxCodeBytes) {
 	};
 }
 
-/**
- * @typedef {import("../index.cjs").SandboxOptions & {sandbox?: Sandbox, language?: "python" | "bash" | "node",
- *   name?: string, description?: string, maxChars?: number, maxCodeBytes?: number}} ToolOptions
- */
-
 const TOOL_KEYS = ["sandbox", "language", "name", "description", "maxChars", "maxCodeBytes"];
 
 /**
  * The sandbox, name, description and runner of a tool; opens a Sandbox
  * from the options when none is given (removed at process exit).
- * @param {ToolOptions} [opts]
+ * @param {import("../index.cjs").KernToolOptions} [opts]
  */
 async function prepareTool(opts = {}) {
 	/** @type {Record<string, any>} */
@@ -83,6 +78,7 @@ async function prepareTool(opts = {}) {
 	if (!(maxChars >= 200) || !(maxCodeBytes >= 1)) throw new RangeError("maxChars must be at least 200 and maxCodeBytes at least 1");
 	/** @type {Sandbox} */
 	const sandbox = own.sandbox ?? (await Sandbox.create(boxOpts));
+	if (!(sandbox instanceof Sandbox)) throw new TypeError("sandbox must be a kern-sandbox Sandbox");
 	const cfg = /** @type {import("./rules.cjs").Config} */ (configOf(sandbox));
 	return {
 		sandbox,

@@ -197,8 +197,8 @@ class Sandbox {
 	}
 
 	/**
-	 * What the prewarm pool borrows from its session.
-	 * @returns {import("./pool.cjs").PoolSession}
+	 * What the prewarm pool and the resident box borrow from the session.
+	 * @returns {import("./resident.cjs").ResidentSession}
 	 */
 	#session() {
 		return {
@@ -394,6 +394,7 @@ class Sandbox {
 		const obs = this.#observe(done, timeoutS, resident);
 		const v = classify(obs);
 		if (v.raises) throw new SandboxError(/** @type {import("./results.cjs").SandboxFault} */ (v.fault).message);
+		/** @type {import("./results.cjs").Result[]} */
 		let results = [];
 		if (resultsFile !== null) {
 			const blob = await ws.readScratch(resultsFile, RESULTS_MAX);

@@ -160,6 +160,7 @@ class BoxProcess {
 		const out = pipe();
 		const err = pipe();
 		const inp = o.stdin ? pipe() : null;
+		/** @type {Record<string, string | undefined>} */
 		const env = { ...o.env, KERN_STARTED_FD: String(STARTED_FD) };
 		if (o.alive) env.KERN_ALIVE_FD = String(ALIVE_FD);
 		else delete env.KERN_ALIVE_FD;

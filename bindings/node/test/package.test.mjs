@@ -34,7 +34,8 @@ test("the shipped types pass tsc --strict (ESM and CommonJS consumers, the agent
 		t.skip("typescript is not installed in test/deps (npm unreachable? see test/run)");
 		return;
 	}
-	for (const config of ["tsconfig.json", "tsconfig.tools.json"]) {
+	// tsconfig.js.json: the implementation's own JSDoc types, checked too.
+	for (const config of ["tsconfig.json", "tsconfig.tools.json", "tsconfig.js.json"]) {
 		const r = spawnSync(process.execPath, [tsc, "-p", path.join(PKG, "test", "types", config)], { encoding: "utf8" });
 		assert.equal(r.status, 0, `${config}: ${r.stdout}${r.stderr}`);
 	}
