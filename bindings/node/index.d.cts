@@ -162,6 +162,8 @@ export interface KernelCallOptions {
 	timeoutS?: number;
 	onStdout?: OutputCallback;
 	onStderr?: OutputCallback;
+	/** Aborting kills the kernel (its state is lost); the call rejects with the signal's reason. */
+	signal?: AbortSignal;
 }
 
 /** One warm python3 in one long-lived box: cells share in-memory state. */

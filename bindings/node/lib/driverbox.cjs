@@ -217,7 +217,11 @@ class DriverBox {
 		await this.reapKilled();
 	}
 
-	/** After kill() or stop(): reap kern and close every descriptor. */
+	/**
+	 * After kill() or stop(): reap kern and close every descriptor. (A
+	 * SIGKILLed kern leaves its scratch to `kern recover`: stop() runs it,
+	 * the pool runs it once when it closes.)
+	 */
 	async reapKilled() {
 		this.idle(false);
 		if (!(await this.box.wait(EXIT_WAIT_MS))) {

@@ -19,4 +19,14 @@ class MountRefused extends SandboxError {
 	}
 }
 
-module.exports = { SandboxError, MountRefused };
+/**
+ * Throw the signal's reason (an AbortError by default) if it was aborted.
+ * @param {AbortSignal | undefined} signal
+ */
+function throwIfAborted(signal) {
+	if (signal && signal.aborted) {
+		throw signal.reason ?? Object.assign(new Error("This operation was aborted"), { name: "AbortError" });
+	}
+}
+
+module.exports = { SandboxError, MountRefused, throwIfAborted };

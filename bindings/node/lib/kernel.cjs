@@ -8,7 +8,7 @@
 // call raises SandboxError. Workspace files survive, and /tmp until the
 // kernel ends.
 
-const { SandboxError } = require("./errors.cjs");
+const { SandboxError, throwIfAborted } = require("./errors.cjs");
 const { asyncDispose } = require("./dispose.cjs");
 const { ExecutionResult, Result, SandboxFault } = require("./results.cjs");
 const { splitStderr, fmtSeconds, EXEC_FAILURE_RE, strip } = require("./faults.cjs");
@@ -86,10 +86,11 @@ class Kernel {
 	/**
 	 * Run `code` as the next cell of this interpreter; calls queue, one cell
 	 * at a time. timeoutS overrides the deadline for this cell (past it the
-	 * kernel is killed: fault timeout). Rejects with SandboxError once the
-	 * kernel is dead or closed.
+	 * kernel is killed: fault timeout). An aborted signal kills the kernel
+	 * (its state is lost) and the call rejects with the signal's reason.
+	 * Rejects with SandboxError once the kernel is dead or closed.
 	 * @param {string} code
-	 * @param {{timeoutS?: number, onStdout?: (chunk: Buffer) => unknown, onStderr?: (chunk: Buffer) => unknown}} [opts]
+	 * @param {{timeoutS?: number, onStdout?: (chunk: Buffer) => unknown, onStderr?: (chunk: Buffer) => unknown, signal?: AbortSignal}} [opts]
 	 * @returns {Promise<ExecutionResult>}
 	 */
 	runCode(code, opts = {}) {
@@ -100,7 +101,7 @@ class Kernel {
 
 	/**
 	 * @param {string} code
-	 * @param {{timeoutS?: number, onStdout?: (chunk: Buffer) => unknown, onStderr?: (chunk: Buffer) => unknown}} opts
+	 * @param {{timeoutS?: number, onStdout?: (chunk: Buffer) => unknown, onStderr?: (chunk: Buffer) => unknown, signal?: AbortSignal}} opts
 	 */
 	async #cell(code, opts) {
 		if (typeof code !== "string") throw new SandboxError(`code must be a string, not ${typeof code}`);
@@ -110,10 +111,24 @@ class Kernel {
 		if (this.#dead !== null) {
 			throw new SandboxError(`kernel is dead (${this.#dead}); only workspace files survive: open a new one with Sandbox.kernel()`);
 		}
+		throwIfAborted(opts.signal);
 		const before = ctx.trackFiles ? ctx.ws.stamps() : null;
 		const out = new Capture(ctx.maxOutputBytes, opts.onStdout ?? ctx.onStdout);
 		const err = new Capture(ctx.maxOutputBytes, opts.onStderr ?? ctx.onStderr);
-		const cell = await ctx.box.call(code, limit, out, err);
+		const onAbort = () => {
+			ctx.box.stop();
+		};
+		opts.signal?.addEventListener("abort", onAbort, { once: true });
+		let cell;
+		try {
+			cell = await ctx.box.call(code, limit, out, err);
+		} finally {
+			opts.signal?.removeEventListener("abort", onAbort);
+		}
+		if (opts.signal?.aborted) {
+			if (!cell.reply) await this.#fault(cell, limit);
+			throwIfAborted(opts.signal);
+		}
 		const result = cell.reply ? fromReply(cell) : await this.#fault(cell, limit);
 		if (before) Object.assign(result, { files: changes(before, ctx.ws.stamps()) });
 		return result;

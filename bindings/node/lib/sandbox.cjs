@@ -9,7 +9,7 @@ const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 const { spawn } = require("node:child_process");
-const { SandboxError } = require("./errors.cjs");
+const { SandboxError, throwIfAborted } = require("./errors.cjs");
 const { asyncDispose } = require("./dispose.cjs");
 const { ExecutionResult } = require("./results.cjs");
 const { checkOptions, checkTimeout, WORKSPACE } = require("./rules.cjs");
@@ -57,13 +57,6 @@ process.on("exit", () => {
 /** `sh -c SETUP`; a leading `pip install ` installs into .deps. @param {string} setup */
 function setupCommand(setup) {
 	return ["sh", "-c", setup.startsWith(PIP_INSTALL) ? PIP_TARGET + setup.slice(PIP_INSTALL.length) : setup];
-}
-
-/** @param {AbortSignal | undefined} signal */
-function throwIfAborted(signal) {
-	if (signal && signal.aborted) {
-		throw signal.reason ?? Object.assign(new Error("This operation was aborted"), { name: "AbortError" });
-	}
 }
 
 /** @param {Buffer} b */

@@ -255,8 +255,9 @@ class BoxProcess {
 	/**
 	 * Stop the box from outside, once: `kern stop NAME` (5 s); then kern
 	 * gets a moment to finish its own teardown, SIGTERM, and finally
-	 * SIGKILL. A SIGKILLed kern leaves its record and scratch to `kern
-	 * recover`, which runs then.
+	 * SIGKILL. Then `kern recover`, which reclaims whatever a kern stopped
+	 * mid-teardown left (its record, scratch directory, cgroups) and never
+	 * touches a live box.
 	 */
 	stop() {
 		if (!this.stopping && this.execClient) {
@@ -266,11 +267,13 @@ class BoxProcess {
 		if (!this.stopping) {
 			this.stopping = (async () => {
 				if (this.name && this.status === null) await kernStop(this.kern, this.name, this.env);
-				if (await this.wait(TEARDOWN_MS)) return;
-				this.killGroup("SIGTERM");
-				if (await this.wait(TEARDOWN_MS)) return;
-				this.killGroup("SIGKILL");
-				await this.wait(STOP_BUDGET_MS);
+				if (!(await this.wait(TEARDOWN_MS))) {
+					this.killGroup("SIGTERM");
+					if (!(await this.wait(TEARDOWN_MS))) {
+						this.killGroup("SIGKILL");
+						await this.wait(STOP_BUDGET_MS);
+					}
+				}
 				await kernRecover(this.kern, this.env);
 			})();
 		}

@@ -115,6 +115,18 @@ test("a cell that writes to the control channel itself gets the kernel killed, n
 	await k2.close();
 });
 
+test("an AbortSignal kills the kernel: the call rejects with its reason, the next call says it is dead", async () => {
+	const k = await sbx.kernel();
+	await k.runCode("x = 1");
+	const ctl = new AbortController();
+	const p = k.runCode("import time\nprint('go', flush=True)\ntime.sleep(60)", { signal: ctl.signal, onStdout: () => ctl.abort(new Error("stop it")) });
+	await assert.rejects(p, { message: "stop it" });
+	assert.equal(k.alive, false);
+	await assert.rejects(k.runCode("x"), /kernel is dead/);
+	assert.ok(!boxes().includes(k.name));
+	await k.close();
+});
+
 test("cells queue: concurrent calls on one kernel run one after another", async () => {
 	const k = await sbx.kernel();
 	try {
