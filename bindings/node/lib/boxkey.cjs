@@ -25,16 +25,15 @@ const PROBE_TIMEOUT_MS = 30 * 1000;
  */
 
 /**
- * kern's own view of a session box with profiles.
+ * kern's own view of a session box with profiles; with none (the probe
+ * failed), a key no box can match.
  * @param {KeySession} s @param {number} budgetS @returns {Promise<Buffer>}
  */
 function fingerprint(s, budgetS) {
-	const argv = s.argv(["true"], budgetS, { name: PROBE_NAME, extra: ["--show-config"], kernTimeout: 0 });
+	const argv = s.argv(["true"], budgetS, { name: PROBE_NAME, extra: ["--show-config"] });
 	return new Promise((resolve) => {
-		execFile(s.kern().path, argv, { encoding: "buffer", timeout: PROBE_TIMEOUT_MS }, (err, stdout, stderr) => {
-			if (err && typeof err.code !== "number") return resolve(Buffer.from("probe failed"));
-			const code = err ? /** @type {number} */ (err.code) : 0;
-			resolve(Buffer.concat([Buffer.from(`${code}\0`), stdout, Buffer.from("\0"), stderr]));
+		execFile(s.kern().path, argv, { encoding: "buffer", timeout: PROBE_TIMEOUT_MS }, (err, stdout) => {
+			resolve(err ? crypto.randomBytes(32) : stdout);
 		});
 	});
 }

@@ -30,15 +30,18 @@ const SIGSYS = 31;
 
 /**
  * The kernel driver's source for `python3 -c` or a script file: the shared
- * cell code, then the driver with its three tokens replaced.
- * @param {number} outCap @param {number} resCap @param {boolean} hello
+ * cell code, then the driver with its four tokens replaced
+ * (bindings/shared/README.md). `oneCall`: a pool box, which after its one
+ * reply kills every other process of its box and stops itself.
+ * @param {number} outCap @param {number} resCap @param {boolean} hello @param {boolean} [oneCall]
  */
-function driverSource(outCap, resCap, hello) {
+function driverSource(outCap, resCap, hello, oneCall = false) {
 	let text = pySource("_kernel_driver.py");
 	for (const [token, value] of [
 		["__KERN_OUT_CAP__", Math.trunc(outCap)],
 		["__KERN_RES_CAP__", Math.trunc(resCap)],
 		["__KERN_HELLO__", hello ? 1 : 0],
+		["__KERN_ONE_CALL__", oneCall ? 1 : 0],
 	]) {
 		const n = text.split(String(token)).length - 1;
 		if (n !== 1) throw new Error(`kern-sandbox: ${token} appears ${n} times in _kernel_driver.py`);

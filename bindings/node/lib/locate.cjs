@@ -96,7 +96,9 @@ function locateKern() {
 	}
 	const version = parseVersion(first);
 	/** @type {Kern} */
-	const kern = { path: p, version, execReportsStart: atLeast(version, [0, 30, 2]) };
+	// The resolved path, as the Python package keeps it (it is part of the
+	// box key both packages compute).
+	const kern = { path: real, version, execReportsStart: atLeast(version, [0, 30, 2]) };
 	checked.set(key, kern);
 	return kern;
 }

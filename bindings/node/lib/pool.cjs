@@ -118,7 +118,10 @@ class Pool {
 		} catch {
 			return []; // the Sandbox is closing under us
 		}
-		const source = driverSource(cfg.maxOutputBytes, RESULTS_CAP, true);
+		// One-call mode: after its reply the driver kills whatever the cell
+		// left running in the box and stops itself, so nothing of the call
+		// runs on until the box is killed.
+		const source = driverSource(cfg.maxOutputBytes, RESULTS_CAP, true, true);
 		/** @type {{box: DriverBox, envFile: string, born: number}[]} */
 		const pending = [];
 		for (let i = 0; i < n; i++) {

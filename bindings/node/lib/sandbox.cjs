@@ -48,6 +48,9 @@ const KERNEL_START_MS = 120 * 1000;
  */
 const configs = new WeakMap();
 
+/** Each Sandbox's prewarm pool, for the tests (how many calls it served). @type {WeakMap<object, Pool>} */
+const pools = new WeakMap();
+
 /** Private directories and temporary workspaces to remove if the process exits with them. */
 const leftovers = new Set();
 process.on("exit", () => {
@@ -146,7 +149,10 @@ class Sandbox {
 					});
 				}
 			}
-			if (cfg.prewarm) this.#pool = new Pool(this.#session(), cfg.prewarm);
+			if (cfg.prewarm) {
+				this.#pool = new Pool(this.#session(), cfg.prewarm);
+				pools.set(this, this.#pool);
+			}
 			if (cfg.persist) this.#resident = new Resident(this.#session());
 		} catch (e) {
 			this.#closed = true;
@@ -593,5 +599,7 @@ class Sandbox {
 
 /** @param {Sandbox} sbx */
 const configOf = (sbx) => configs.get(sbx);
+/** @param {Sandbox} sbx */
+const poolOf = (sbx) => pools.get(sbx);
 
-module.exports = { Sandbox, LANGUAGES, throwIfAborted, configOf };
+module.exports = { Sandbox, LANGUAGES, throwIfAborted, configOf, poolOf };

@@ -60,3 +60,31 @@ test("shared fault table: every split_stderr case", { skip: table ? false : why 
 		assert.deepEqual({ code: s.codeStderr, notes: s.runtimeNotes }, { code: c.code_stderr, notes: c.runtime_notes }, c.name);
 	}
 });
+
+// Why a kernel or a prewarmed box stopped answering (§12), the table the
+// Python package's test_kernel_death.py runs.
+const { classifyDeath } = require("../lib/driverbox.cjs");
+const DEATH = new URL("../../shared/kernel-death-cases.json", import.meta.url);
+const death = existsSync(DEATH) ? JSON.parse(readFileSync(DEATH, "utf8")) : null;
+
+test("shared kernel-death table: every case", { skip: death ? false : "bindings/shared/kernel-death-cases.json is not on this branch" }, () => {
+	assert.equal(death.format, 1);
+	assert.ok(death.death.length > 5);
+	const failures = [];
+	for (const c of death.death) {
+		const i = c.input;
+		const d = classifyDeath(
+			{ exitCode: i.exit_code, started: i.started ?? [], stderr: i.stderr ?? "", memoryMb: i.memory_mb ?? null },
+			{ oneCall: i.one_call ?? false },
+		);
+		const e = c.expect;
+		try {
+			assert.deepEqual({ fault: d.fault ? d.fault.type : null, raises: d.raises, exit_code: d.exitCode }, { fault: e.fault, raises: e.raises, exit_code: e.exit_code });
+			for (const s of e.message_contains ?? []) assert.ok(d.fault && d.fault.message.includes(s), `message lacks ${JSON.stringify(s)}: ${d.fault?.message}`);
+			for (const s of e.note_contains ?? []) assert.ok(d.note.includes(s), `note lacks ${JSON.stringify(s)}: ${d.note}`);
+		} catch (err) {
+			failures.push(`${c.name}: ${err.message}`);
+		}
+	}
+	assert.deepEqual(failures, []);
+});

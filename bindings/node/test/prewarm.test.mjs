@@ -2,9 +2,10 @@
 // use them, each serving exactly one call.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { kern, boxes, until, assertNothingLeft } from "./helpers.mjs";
+import { kern, boxes, until, assertNothingLeft, require } from "./helpers.mjs";
 
 const { Sandbox } = kern;
+const { poolOf } = require("../lib/sandbox.cjs");
 const ours = () => new Set(boxes().filter((n) => n.startsWith("nodesbx-")));
 
 test("a call takes a ready box, which serves it once and is destroyed; the pool refills", async () => {
@@ -14,6 +15,7 @@ test("a call takes a ready box, which serves it once and is destroyed; the pool 
 		const pooled = ours();
 		assert.equal(pooled.size, 2);
 		const r = await sbx.runCode("import os\nprint(os.getcwd())\n6 * 7");
+		assert.equal(poolOf(sbx).served, 1);
 		assert.equal(r.stdout, "/workspace\n");
 		assert.equal(r.results[0].text, "42");
 		assert.equal(r.success, true);
@@ -59,12 +61,14 @@ test("a call the pool cannot serve gets a cold box: a longer deadline, callbacks
 		const pooled = ours();
 		// A deadline beyond the budget the box was started with.
 		assert.equal((await sbx.runCode("print(1)", { timeoutS: 30 })).stdout, "1\n");
+		assert.equal(poolOf(sbx).served, 0);
 		// Callbacks force a cold box.
 		const chunks = [];
 		assert.equal((await sbx.runCode("print(2)", { onStdout: (c) => chunks.push(c) })).stdout, "2\n");
 		assert.equal(Buffer.concat(chunks).toString(), "2\n");
 		assert.equal((await sbx.runCode("echo 3", { language: "sh" })).stdout, "3\n");
 		assert.deepEqual([...pooled].filter((n) => ours().has(n)), [...pooled], "the pooled box was used");
+		assert.equal(poolOf(sbx).served, 0);
 	} finally {
 		await sbx.close();
 	}
@@ -80,12 +84,45 @@ test("a box built for another configuration is never served (the key)", async ()
 		// A KERN_* variable is part of the key: the pooled box no longer fits.
 		process.env.KERN_QUIET = "1";
 		assert.equal((await sbx.runCode("print(1)")).stdout, "1\n");
+		assert.equal(poolOf(sbx).served, 0);
 		await until(() => [...pooled].every((n) => !ours().has(n)), 10000);
 		assert.deepEqual([...pooled].filter((n) => ours().has(n)), [], "the mismatched box was not discarded");
 	} finally {
 		if (saved === undefined) delete process.env.KERN_QUIET;
 		else process.env.KERN_QUIET = saved;
 		await sbx.close();
+	}
+	await assertNothingLeft(assert);
+});
+
+test("with a profile, kern's own view of it is part of the key: a changed kern.toml sends the call to a cold box", async () => {
+	const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+	const { tmpdir } = await import("node:os");
+	const dir = mkdtempSync(`${tmpdir()}/kern-node-toml-`);
+	const toml = `${dir}/kern.toml`;
+	writeFileSync(toml, '[[vcpu]]\nname = "small"\nmemory = "256m"\n');
+	const saved = process.env.KERN_CONFIG;
+	process.env.KERN_CONFIG = toml;
+	const sbx = await Sandbox.create({ image: "host", prewarm: 1, profiles: ["vcpu:small"], memoryMb: null, timeoutS: 10 });
+	try {
+		assert.ok(await until(() => sbx.prewarmed === 1, 60000));
+		const limit = "print(open('/sys/fs/cgroup/memory.max').read().strip() if __import__('os').path.exists('/sys/fs/cgroup/memory.max') else 'v1')";
+		assert.equal((await sbx.runCode(limit)).exitCode, 0);
+		assert.equal(poolOf(sbx).served, 1);
+		assert.ok(await until(() => sbx.prewarmed === 1, 60000));
+		const pooled = ours();
+		writeFileSync(toml, '[[vcpu]]\nname = "small"\nmemory = "300m"\n');
+		const r = await sbx.runCode("print('cold')");
+		assert.equal(r.stdout, "cold\n");
+		assert.equal(poolOf(sbx).served, 1, "the box built under the old kern.toml served the call");
+		// The box started under the old kern.toml was discarded, not served:
+		// the pool refills with one built under the new one.
+		assert.ok(await until(() => sbx.prewarmed === 1 && ![...pooled].some((n) => ours().has(n)), 60000));
+	} finally {
+		if (saved === undefined) delete process.env.KERN_CONFIG;
+		else process.env.KERN_CONFIG = saved;
+		await sbx.close();
+		rmSync(dir, { recursive: true, force: true });
 	}
 	await assertNothingLeft(assert);
 });
