@@ -65,6 +65,7 @@ class Kernel {
 	/** @type {string | null} why it is dead */
 	#dead = null;
 	#closed = false;
+	#running = false;
 	/** @type {Promise<unknown>} cells run one after another */
 	#queue = Promise.resolve();
 
@@ -120,9 +121,11 @@ class Kernel {
 		};
 		opts.signal?.addEventListener("abort", onAbort, { once: true });
 		let cell;
+		this.#running = true;
 		try {
 			cell = await ctx.box.call(code, limit, out, err);
 		} finally {
+			this.#running = false;
 			opts.signal?.removeEventListener("abort", onAbort);
 		}
 		if (opts.signal?.aborted) {
@@ -157,11 +160,16 @@ class Kernel {
 		return fromDeath(cell, death, box.kernStderr());
 	}
 
-	/** End the kernel: its stdin closes, it gets 3 s to exit, then `kern stop` and SIGKILL. Idempotent. */
+	/**
+	 * End the kernel: its stdin closes, it gets 3 s to exit, then `kern
+	 * stop` and SIGKILL. A cell still running is stopped first (it returns
+	 * with a killed fault); cells queued behind it reject. Idempotent.
+	 */
 	async close() {
 		if (this.#closed) return;
 		this.#closed = true;
 		this.#ctx.onClose();
+		if (this.#running) await this.#ctx.box.stop();
 		await this.#queue;
 		if (this.#dead === null) await this.#ctx.box.end(CLOSE_GRACE_MS);
 	}

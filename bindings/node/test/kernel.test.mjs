@@ -2,7 +2,7 @@
 // §15.2), through the Python package's own driver.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { kern, boxes, assertNothingLeft } from "./helpers.mjs";
+import { kern, boxes, until, assertNothingLeft } from "./helpers.mjs";
 
 const { Sandbox, SandboxError, Kernel } = kern;
 let sbx;
@@ -136,6 +136,19 @@ test("cells queue: concurrent calls on one kernel run one after another", async 
 	} finally {
 		await k.close();
 	}
+});
+
+test("close() during a running cell stops it: the cell returns killed, close does not wait for its deadline", async () => {
+	const k = await sbx.kernel();
+	const started = [];
+	const p = k.runCode("import time\nprint('go', flush=True)\ntime.sleep(60)", { timeoutS: 60, onStdout: (c) => started.push(c) });
+	await until(() => started.length > 0, 10000);
+	const t0 = Date.now();
+	await k.close();
+	const r = await p;
+	assert.equal(r.fault?.type, "killed", JSON.stringify(r));
+	assert.ok(Date.now() - t0 < 15000);
+	assert.ok(!boxes().includes(k.name));
 });
 
 test("a kernel that cannot start raises SandboxError", async () => {
