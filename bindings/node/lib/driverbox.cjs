@@ -8,6 +8,7 @@
 // exit status and outcome bytes first.
 
 const { BoxProcess, exitStatus, sleep } = require("./spawn.cjs");
+const { pipes } = require("./pipes.cjs");
 const frames = require("./frames.cjs");
 const { pySource } = require("./drivers.cjs");
 const { SandboxFault } = require("./results.cjs");
@@ -75,8 +76,9 @@ class DriverBox {
 	 * @param {string} o.kern @param {string[]} o.argv @param {string} o.name
 	 * @param {Record<string, string | undefined>} o.env
 	 * @param {number} o.outCap @param {number} o.replyLimit @param {number | null} o.memoryMb
+	 * @param {{r: number, w: number}[]} p stdout, stderr and stdin pipes
 	 */
-	constructor(o) {
+	constructor(o, p) {
 		this.name = o.name;
 		this.outCap = o.outCap;
 		this.memoryMb = o.memoryMb;
@@ -98,10 +100,18 @@ class DriverBox {
 					this.kernErrSize += Math.min(room, d.length);
 				}
 			},
-		});
+		}, p);
 		this.reader = new frames.FrameReader(this.box.readers[0].s, o.replyLimit);
 		this.isIdle = false;
 		this.startedAt = performance.now();
+	}
+
+	/**
+	 * Start the box once its pipes are made.
+	 * @param {ConstructorParameters<typeof DriverBox>[0]} o
+	 */
+	static async start(o) {
+		return new DriverBox(o, await pipes(3));
 	}
 
 	/**

@@ -73,7 +73,7 @@ function locateKern() {
 		);
 	}
 	const p = candidate();
-	const real = fs.realpathSync(p);
+	const real = fs.realpathSync.native(p);
 	const st = fs.statSync(real, { bigint: true });
 	const key = [real, st.dev, st.ino, st.size, st.mtimeNs].join("\0");
 	const hit = checked.get(key);

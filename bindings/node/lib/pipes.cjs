@@ -16,7 +16,7 @@
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
-const { spawn, spawnSync } = require("node:child_process");
+const { spawn } = require("node:child_process");
 const { SandboxError } = require("./errors.cjs");
 
 const BATCH = 64;
@@ -62,56 +62,58 @@ function openBatch(dir, names) {
 	}
 }
 
-/** A batch made now, on the caller's time (the spare ones ran out). */
-function refillNow() {
-	const [dir, names] = batchNames(BATCH);
-	const r = spawnSync(mkfifoBin(), ["-m", "600", "--", ...names], { stdio: ["ignore", "ignore", "pipe"] });
-	if (r.error || r.status !== 0) {
-		fs.rmSync(dir, { recursive: true, force: true });
-		throw new SandboxError(`mkfifo in ${dir}: ${r.error ? r.error.message : String(r.stderr).trim()}`);
-	}
-	openBatch(dir, names);
-}
-
-/** The directory of a background batch, removed if the process exits first. */
-let pendingDir = "";
+/** The directory of a batch being made, removed if the process exits first. */
+const pendingDirs = new Set();
 process.on("exit", () => {
-	if (pendingDir) fs.rmSync(pendingDir, { recursive: true, force: true });
+	for (const d of pendingDirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
-/** The next batch, made in the background. */
-function refillSoon() {
-	if (filling) return;
-	const [dir, names] = batchNames(BATCH);
-	pendingDir = dir;
-	filling = new Promise((resolve) => {
-		const p = spawn(mkfifoBin(), ["-m", "600", "--", ...names], { stdio: "ignore" });
-		p.unref();
-		const done = (/** @type {number | null} */ code) => {
-			try {
-				if (code === 0) openBatch(dir, names);
-				else fs.rmSync(dir, { recursive: true, force: true });
-			} catch {
-				// a failed background batch: the next pipe() makes one itself
-			}
+/**
+ * Make `n` more pipes with one `mkfifo` run; concurrent callers share the
+ * batch in flight.
+ * @param {number} n @returns {Promise<void>}
+ */
+function refill(n) {
+	if (filling) return filling;
+	const [dir, names] = batchNames(n);
+	pendingDirs.add(dir);
+	filling = new Promise((resolve, reject) => {
+		const p = spawn(mkfifoBin(), ["-m", "600", "--", ...names], { stdio: ["ignore", "ignore", "pipe"] });
+		/** @type {Buffer[]} */
+		const err = [];
+		p.stderr.on("data", (d) => err.push(d));
+		const done = (/** @type {Error | null} */ e) => {
 			filling = null;
-			pendingDir = "";
-			resolve();
+			pendingDirs.delete(dir);
+			if (e) {
+				fs.rmSync(dir, { recursive: true, force: true });
+				reject(e);
+				return;
+			}
+			try {
+				openBatch(dir, names);
+				resolve();
+			} catch (o) {
+				reject(o);
+			}
 		};
-		p.on("exit", done);
-		p.on("error", () => done(null));
+		p.on("error", (e) => done(new SandboxError(`mkfifo in ${dir}: ${e.message}`)));
+		p.on("close", (code) => done(code === 0 ? null : new SandboxError(`mkfifo in ${dir}: ${Buffer.concat(err).toString().trim() || `exit ${code}`}`)));
 	});
+	return filling;
 }
 
 /**
- * A fresh pipe: `{r, w}` descriptors, both close-on-exec (libuv opens
- * everything O_CLOEXEC), so only the child they are handed to gets one.
- * @returns {{r: number, w: number}}
+ * Fresh pipes: `{r, w}` descriptor pairs, both close-on-exec (libuv opens
+ * everything O_CLOEXEC), so only the child they are handed to gets one. The
+ * next batch is started in the background when few are left.
+ * @param {number} n @returns {Promise<{r: number, w: number}[]>}
  */
-function pipe() {
-	if (spare.length === 0) refillNow();
-	if (spare.length < LOW) refillSoon();
-	return /** @type {{r: number, w: number}} */ (spare.pop());
+async function pipes(n) {
+	while (spare.length < n) await refill(Math.max(BATCH, n - spare.length));
+	const got = spare.splice(spare.length - n, n);
+	if (spare.length < LOW) refill(BATCH).catch(() => undefined);
+	return got;
 }
 
 /** @param {number | null | undefined} fd */
@@ -124,4 +126,4 @@ function closeQuietly(fd) {
 	}
 }
 
-module.exports = { pipe, closeQuietly };
+module.exports = { pipes, closeQuietly };

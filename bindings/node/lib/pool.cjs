@@ -122,7 +122,7 @@ class Pool {
 		// left running in the box and stops itself, so nothing of the call
 		// runs on until the box is killed.
 		const source = driverSource(cfg.maxOutputBytes, RESULTS_CAP, true, true);
-		/** @type {{box: DriverBox, envFile: string, born: number}[]} */
+		/** @type {{box: DriverBox, born: number}[]} */
 		const pending = [];
 		for (let i = 0; i < n; i++) {
 			let envFile;
@@ -130,7 +130,7 @@ class Pool {
 				envFile = s.writeEnvFile(s.withPyc());
 				const argv = s.argv(["python3", "-c", source], budget, { envFile, kernTimeout: kernTimeout(budget) });
 				const name = argv[1];
-				const box = new DriverBox({
+				const box = await DriverBox.start({
 					kern: s.kern().path,
 					argv,
 					name,
@@ -140,18 +140,16 @@ class Pool {
 					memoryMb: cfg.memoryMb,
 				});
 				box.idle(true);
-				pending.push({ box, envFile, born: performance.now() });
+				pending.push({ box, born: performance.now() });
 			} catch {
-				if (envFile) fs.rmSync(envFile, { force: true });
 				break;
 			}
 		}
 		/** @type {PoolBox[]} */
 		const ready = [];
 		await Promise.all(
-			pending.map(async ({ box, envFile, born }) => {
+			pending.map(async ({ box, born }) => {
 				const failure = await box.waitHello(HELLO_TIMEOUT_MS);
-				fs.rmSync(envFile, { force: true });
 				if (failure === null) ready.push({ box, key, budgetS: budget, born });
 				else {
 					box.kill();

@@ -129,7 +129,7 @@ async function build(kern, image, enforceLimits) {
 	/** @type {{box: BoxProcess, work: string} | null} */
 	let entry = null;
 	try {
-		const box = new BoxProcess({ kern, argv, env, name, alive: false, onStdout: () => undefined, onStderr: () => undefined });
+		const box = await BoxProcess.start({ kern, argv, env, name, alive: false, onStdout: () => undefined, onStderr: () => undefined });
 		entry = { box, work };
 		building.add(entry);
 		box.unref();

@@ -136,18 +136,13 @@ class Resident {
 	async create(label) {
 		const s = this.session;
 		const envFile = s.writeEnvFile(s.withPyc());
-		let r;
-		try {
-			const argv = s.argv(["sleep", String(TTL_S)], s.cfg.timeoutS, {
-				name: this.name,
-				envFile,
-				kernTimeout: TTL_S + 5,
-				extra: ["-d", "--init", "--label", `${LABEL}=${label}`],
-			});
-			r = await kernRun(s.kern().path, argv, CREATE_TIMEOUT_MS, s.kernEnv());
-		} finally {
-			fs.rmSync(envFile, { force: true });
-		}
+		const argv = s.argv(["sleep", String(TTL_S)], s.cfg.timeoutS, {
+			name: this.name,
+			envFile,
+			kernTimeout: TTL_S + 5,
+			extra: ["-d", "--init", "--label", `${LABEL}=${label}`],
+		});
+		const r = await kernRun(s.kern().path, argv, CREATE_TIMEOUT_MS, s.kernEnv());
 		this.startStderr = r.stderr;
 		if (r.code === 0) return;
 		// Another process may have started the same box at the same moment:

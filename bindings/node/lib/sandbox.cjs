@@ -93,6 +93,8 @@ class Sandbox {
 	#kernels = new Set();
 	/** @type {Resident | null} */
 	#resident = null;
+	/** @type {Set<string>} env-files written (one per variant) */
+	#envFiles = new Set();
 
 	/**
 	 * Check the options and locate kern; no box starts until open() (or the
@@ -269,11 +271,14 @@ class Sandbox {
 	/**
 	 * The env-file of a box: PYTHONPATH=/workspace/.deps, `env`, and
 	 * PYTHONPYCACHEPREFIX when the bytecode cache is bound; 0600 in the
-	 * private 0700 directory, never through a planted name.
+	 * private 0700 directory, never through a planted name. Its content is
+	 * the session's, so it is written once per variant and removed with the
+	 * private directory (kern reads it before the box starts).
 	 * @param {boolean} withPyc @returns {string}
 	 */
 	#writeEnvFile(withPyc) {
-		const file = path.join(/** @type {string} */ (this.#private), `env-${hex(12)}`);
+		const file = path.join(/** @type {string} */ (this.#private), withPyc ? "env-pyc" : "env");
+		if (this.#envFiles.has(file)) return file;
 		const c = fs.constants;
 		const fd = fs.openSync(file, c.O_WRONLY | c.O_CREAT | c.O_EXCL | c.O_NOFOLLOW, 0o600);
 		try {
@@ -281,6 +286,7 @@ class Sandbox {
 		} finally {
 			fs.closeSync(fd);
 		}
+		this.#envFiles.add(file);
 		return file;
 	}
 
@@ -331,23 +337,19 @@ class Sandbox {
 	async #box(command, timeoutS, call, req = {}) {
 		const name = req.name || boxName();
 		const envFile = this.#writeEnvFile(req.readOnly !== false && this.#pycDir !== null);
-		try {
-			const argv = this.#argv(command, timeoutS, { ...req, name, envFile });
-			return await runKern({
-				kern: this.#kern.path,
-				argv,
-				env: this.#kernEnv(),
-				name,
-				timeoutS,
-				maxOutputBytes: this.#cfg.maxOutputBytes,
-				alive: true,
-				onStdout: call.onStdout,
-				onStderr: call.onStderr,
-				signal: call.signal,
-			});
-		} finally {
-			fs.rmSync(envFile, { force: true });
-		}
+		const argv = this.#argv(command, timeoutS, { ...req, name, envFile });
+		return runKern({
+			kern: this.#kern.path,
+			argv,
+			env: this.#kernEnv(),
+			name,
+			timeoutS,
+			maxOutputBytes: this.#cfg.maxOutputBytes,
+			alive: true,
+			onStdout: call.onStdout,
+			onStderr: call.onStderr,
+			signal: call.signal,
+		});
 	}
 
 	/**
@@ -543,7 +545,7 @@ class Sandbox {
 		let box;
 		try {
 			ws.createScratch(script, driverSource(cfg.maxOutputBytes, RESULTS_CAP, true));
-			box = new DriverBox({
+			box = await DriverBox.start({
 				kern: this.#kern.path,
 				argv: this.#argv(["python3", `${WORKSPACE}/${script}`], cfg.timeoutS, { name, envFile, kernTimeout: KERNEL_LIFETIME_S }),
 				name,
@@ -555,8 +557,7 @@ class Sandbox {
 			const failure = await box.waitHello(KERNEL_START_MS);
 			if (failure !== null) throw new SandboxError(`kernel() could not start: ${await startFailure(box, failure, cfg.image)}`);
 		} finally {
-			// Both were read when python3 started (or will never be).
-			fs.rmSync(envFile, { force: true });
+			// It was read when python3 started (or will never be).
 			ws.removeScratch(script);
 		}
 		box.idle(true);

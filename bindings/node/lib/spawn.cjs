@@ -8,7 +8,7 @@
 const net = require("node:net");
 const os = require("node:os");
 const { spawn, execFile } = require("node:child_process");
-const { pipe, closeQuietly } = require("./pipes.cjs");
+const { pipes, closeQuietly } = require("./pipes.cjs");
 const { SandboxError } = require("./errors.cjs");
 
 // Descriptor numbers in the kern process.
@@ -151,15 +151,15 @@ class BoxProcess {
 	 *   its process group only (`kern stop` would end the whole resident box)
 	 * @param {((d: Buffer) => void) | null} o.onStdout null: read `readers[0].s` yourself
 	 * @param {(d: Buffer) => void} o.onStderr
+	 * @param {{r: number, w: number}[]} p pipes for stdout, stderr and (with o.stdin) stdin
 	 */
-	constructor(o) {
+	constructor(o, p) {
 		this.kern = o.kern;
 		this.name = o.name;
 		this.execClient = Boolean(o.execClient);
 		this.env = o.env;
-		const out = pipe();
-		const err = pipe();
-		const inp = o.stdin ? pipe() : null;
+		const [out, err] = p;
+		const inp = o.stdin ? p[2] : null;
 		/** @type {Record<string, string | undefined>} */
 		const env = { ...o.env, KERN_STARTED_FD: String(STARTED_FD) };
 		if (o.alive) env.KERN_ALIVE_FD = String(ALIVE_FD);
@@ -227,6 +227,14 @@ class BoxProcess {
 		/** @type {Promise<void> | null} */
 		this.stopping = null;
 		this.killed = false;
+	}
+
+	/**
+	 * Start kern once its pipes are made.
+	 * @param {ConstructorParameters<typeof BoxProcess>[0]} o
+	 */
+	static async start(o) {
+		return new BoxProcess(o, await pipes(o.stdin ? 3 : 2));
 	}
 
 	/** kern's exit status, 128+N for a signal; null while it runs. */
@@ -364,7 +372,7 @@ async function runKern(o) {
 	const t0 = process.hrtime.bigint();
 	const stdout = new Capture(o.maxOutputBytes, o.onStdout);
 	const stderr = new Capture(o.maxOutputBytes, o.onStderr);
-	const box = new BoxProcess({
+	const box = await BoxProcess.start({
 		kern: o.kern,
 		argv: o.argv,
 		env: o.env,

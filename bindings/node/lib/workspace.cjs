@@ -82,20 +82,31 @@ function splitPath(rel) {
 /**
  * Every regular file (and, with `dirs`, directory) below dirFd, never
  * through a symlink: files of a directory first, then its subdirectories.
- * dirFd of an entry is valid only until the next one.
+ * dirFd of an entry is valid only until the next one. At the top level,
+ * names `skipTop` accepts are passed over before anything is stat'ed.
  * @param {number} dirFd @param {string} prefix @param {boolean} dirs @param {number} [depth]
+ * @param {(name: string) => boolean} [skipTop]
  * @returns {Generator<Entry>}
  */
-function* walk(dirFd, prefix, dirs, depth = 0) {
-	let names;
+function* walk(dirFd, prefix, dirs, depth = 0, skipTop) {
+	let entries;
 	try {
-		names = fs.readdirSync(at(dirFd));
+		entries = fs.readdirSync(at(dirFd), { withFileTypes: true });
 	} catch {
 		return;
 	}
 	/** @type {string[]} */
 	const subdirs = [];
-	for (const name of names) {
+	for (const e of entries) {
+		const name = e.name;
+		if (depth === 0 && skipTop && skipTop(name)) continue;
+		// The type the directory reports; the stat below is what counts.
+		const known = e.isFile() || e.isDirectory() || e.isSymbolicLink() || e.isFIFO() || e.isSocket() || e.isCharacterDevice() || e.isBlockDevice();
+		if (known && !e.isFile() && !e.isDirectory()) continue;
+		if (e.isDirectory()) {
+			subdirs.push(name);
+			continue;
+		}
 		let st;
 		try {
 			st = fs.lstatSync(at(dirFd, name), { bigint: true });
@@ -121,6 +132,9 @@ function* walk(dirFd, prefix, dirs, depth = 0) {
 		}
 	}
 }
+
+/** Top-level names a user's walk passes over: .deps and the scratch files. @param {string} name */
+const hiddenTop = (name) => name === DEPS || isScratch(name);
 
 class Workspace {
 	/**
@@ -263,7 +277,7 @@ class Workspace {
 		/** @type {FileInfo[]} */
 		const out = [];
 		try {
-			for (const e of walk(d, prefix, false)) if (!hidden(e.rel)) out.push(new FileInfo(e.rel, Number(e.st.size)));
+			for (const e of walk(d, prefix, false, 0, parts.length ? undefined : hiddenTop)) if (!hidden(e.rel)) out.push(new FileInfo(e.rel, Number(e.st.size)));
 		} finally {
 			fs.closeSync(d);
 		}
@@ -274,8 +288,7 @@ class Workspace {
 	stamps() {
 		/** @type {Map<string, Stamp>} */
 		const out = new Map();
-		for (const e of walk(this.fd, "", false)) {
-			if (hidden(e.rel)) continue;
+		for (const e of walk(this.fd, "", false, 0, hiddenTop)) {
 			out.set(e.rel, [e.st.mtimeNs, e.st.size]);
 			if (out.size >= MAX_TRACKED) break;
 		}
@@ -284,7 +297,7 @@ class Workspace {
 
 	/** Every regular file and directory, scratch left out (snapshots). */
 	*entries() {
-		for (const e of walk(this.fd, "", true)) if (!isScratch(e.rel.split("/", 1)[0])) yield e;
+		for (const e of walk(this.fd, "", true, 0, isScratch)) yield e;
 	}
 
 	/** A new top-level scratch file (O_EXCL: never through a planted name). @param {string} name @param {string | Uint8Array} data */
