@@ -14,7 +14,7 @@ const residents = () => boxes().filter((n) => n.startsWith("kern-sbx-"));
 test("calls share one resident box: /tmp and background processes persist", async () => {
 	const sbx = await Sandbox.create({ image: "host", persist: true, timeoutS: 20 });
 	try {
-		const a = await sbx.run(["sh", "-c", "echo kept > /tmp/state; (sleep 300 &); echo ok"]);
+		const a = await sbx.run(["sh", "-c", "echo kept > /tmp/state; (sleep 300 >/dev/null 2>&1 &); echo ok"]);
 		assert.equal(a.stdout, "ok\n");
 		assert.equal(a.fault, null);
 		const mine = residents();

@@ -22,18 +22,18 @@ after(async () => {
 });
 
 test("LangChain: invoke() runs the code and answers with text for the model", { skip: lcTools ? false : depMissing("@langchain/core") }, async () => {
-	const sbx = await kern.Sandbox.create({ image: "host", timeoutS: 10, memoryMb: 256 });
+	const sbx = await kern.Sandbox.create({ image: "host", timeoutS: 3, memoryMb: 256 });
 	opened.push(sbx);
 	const tool = await langchainTool({ sandbox: sbx });
 	assert.ok(tool instanceof lcTools.StructuredTool);
 	assert.equal(tool.name, "run_python");
-	assert.match(tool.description, /^Runs Python code in a fresh sandbox.*256 MiB of memory, 10 s per call\. There is no network access\./);
+	assert.match(tool.description, /^Runs Python code in a fresh sandbox.*256 MiB of memory, 3 s per call\. There is no network access\./);
 	assert.equal(await tool.invoke({ code: "print(6 * 7)" }), "42");
 	// State is files, not variables; the fence is stripped.
 	assert.equal(await tool.invoke({ code: "```python\nwith open('n.txt', 'w') as f:\n    f.write('7')\n```" }), "files in the workspace: n.txt\n(The code ran and printed nothing. Print a value to see it.)");
 	assert.equal(await tool.invoke({ code: "print(open('n.txt').read())" }), "7");
 	assert.match(await tool.invoke({ code: "1/0" }), /^\[exited with code 1\]\nstderr:\nTraceback[\s\S]*ZeroDivisionError/);
-	assert.match(await tool.invoke({ code: "import time\ntime.sleep(30)" }), /^\[sandbox: timeout\] exceeded the 10s time limit/);
+	assert.match(await tool.invoke({ code: "import time\ntime.sleep(30)" }), /^\[sandbox: timeout\] exceeded the 3s time limit/);
 });
 
 test("LangChain: a model's ToolCall gets a ToolMessage; what the box prints cannot forge the framing", { skip: lcTools ? false : depMissing("@langchain/core") }, async () => {
