@@ -3,7 +3,7 @@
 // `npm install /path/to/bindings/node` makes it).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, mkdirSync, symlinkSync, copyFileSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, symlinkSync, copyFileSync, rmSync, readFileSync, existsSync, lstatSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -34,4 +34,30 @@ test("examples/node-session.mjs: files, a fault, a kernel", async () => {
 	assert.equal(r.status, 0, r.stderr);
 	assert.equal(r.stdout, "rows: 2\ncreated: out.csv\nread back: sum,10\nfault: timeout\nkernel total: 6\n");
 	await assertNothingLeft(assert);
+});
+
+// The README's first Node example, verbatim: its `npm install` of the
+// checkout (a link, offline) into a new project, then its `node -e`.
+const README = path.join(TOP, "README.md");
+test("the README's Node example runs as written: npm install of the checkout, then node -e prints 42", { skip: existsSync(README) ? false : "README.md is not in this tree" }, () => {
+	const section = readFileSync(README, "utf8").split(/^## /m).find((s) => s.startsWith("Node and TypeScript"));
+	assert.ok(section, "README has no 'Node and TypeScript' section");
+	const block = /```sh\n([\s\S]*?)```/.exec(section);
+	assert.ok(block, "the Node section has no sh block");
+	const lines = block[1].split("\n").map((l) => l.replace(/\s+#.*$/, "")).filter(Boolean);
+	assert.equal(lines.length, 2, block[1]);
+	assert.match(lines[0], /^npm install \/path\/to\/kern\/bindings\/node$/);
+	const project = mkdtempSync(path.join(tmpdir(), "kern-node-readme-"));
+	try {
+		const env = { ...process.env, NODE_PATH: "", npm_config_cache: path.join(project, ".npm"), npm_config_offline: "true", npm_config_update_notifier: "false" };
+		const sh = (line) => spawnSync("sh", ["-c", line.replace("/path/to/kern", TOP)], { cwd: project, encoding: "utf8", env });
+		const inst = sh(lines[0]);
+		assert.equal(inst.status, 0, inst.stderr);
+		assert.ok(lstatSync(path.join(project, "node_modules", "kern-sandbox")).isSymbolicLink());
+		const r = sh(lines[1]);
+		assert.equal(r.status, 0, r.stderr);
+		assert.equal(r.stdout, "42\n");
+	} finally {
+		rmSync(project, { recursive: true, force: true });
+	}
 });
