@@ -63,11 +63,34 @@ function realpath(p) {
 	}
 }
 
-/** @param {string} p */
+/** The home directory of a local user (/etc/passwd), or null. @param {string} name */
+function passwdHome(name) {
+	let text;
+	try {
+		text = fs.readFileSync("/etc/passwd", "utf8");
+	} catch {
+		return null;
+	}
+	for (const line of text.split("\n")) {
+		const f = line.split(":");
+		if (f.length >= 7 && f[0] === name) return f[5];
+	}
+	return null;
+}
+
+/**
+ * os.path.expanduser: `~` and `~/...` are $HOME's, `~user/...` that
+ * user's home (a path like `~root/.ssh` is checked as /root/.ssh); an
+ * unknown user leaves the path as it is.
+ * @param {string} p
+ */
 function expandUser(p) {
-	if (p !== "~" && !p.startsWith("~/")) return p;
-	const home = process.env.HOME || os.homedir();
-	return home ? home + p.slice(1) : p;
+	if (!p.startsWith("~")) return p;
+	const slash = p.indexOf("/");
+	const name = slash === -1 ? p.slice(1) : p.slice(1, slash);
+	const home = name ? passwdHome(name) : process.env.HOME || os.homedir();
+	if (!home) return p;
+	return (home === "/" ? "" : home.replace(/\/+$/, "")) + (slash === -1 ? "" : p.slice(slash)) || "/";
 }
 
 function home() {
@@ -184,7 +207,7 @@ function checkMounts(mounts) {
 		out.push({ src: checkSource(src), dst: checkTarget(dst), readOnly: mode === "ro" });
 	}
 	const targets = out.map((m) => m.dst);
-	if (new Set(targets).size !== targets.length) throw new MountRefused(`two mounts share one target: ${targets.sort().join(", ")}`);
+	if (new Set(targets).size !== targets.length) throw new MountRefused(`two mounts share one target: [${targets.sort().map(pyRepr).join(", ")}]`);
 	return out;
 }
 
