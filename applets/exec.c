@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/nsfs.h>
+#include <linux/openat2.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -340,6 +341,33 @@ static void __attribute__((noreturn)) refuse_inside(struct exec_run *r, const ch
 	_exit(EXIT_NOEXEC);
 }
 
+/* The working directory, resolved inside the box's root only: after
+ * setns(mnt) "/" is the box root, RESOLVE_IN_ROOT keeps ".." and absolute
+ * symlinks there, and RESOLVE_NO_MAGICLINKS refuses /proc/self/fd/N and
+ * /proc/PID/cwd, which would reach whatever directory this process still
+ * holds open from the host (runc CVE-2024-21626), even through a symlink
+ * the box planted. ELOOP then. */
+static int enter_workdir(const char *dir)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -1;
+	int fd = (int)syscall(SYS_openat2, root, dir, &how, sizeof how);
+	int e = errno;
+	close(root);
+	if (fd < 0) {
+		errno = e;
+		return -1;
+	}
+	int rc = fchdir(fd);
+	e = errno;
+	close(fd);
+	errno = e;
+	return rc;
+}
+
 static void __attribute__((noreturn)) command_main(struct exec_run *r)
 {
 	extern char **environ;
@@ -353,7 +381,7 @@ static void __attribute__((noreturn)) command_main(struct exec_run *r)
 	/* From here on the command counts as started (box-cli.md §4). */
 	(void)write_all(r->status_w, "E", 1);
 
-	if (chdir(r->workdir) < 0) {
+	if (enter_workdir(r->workdir) < 0) {
 		int e = errno;
 		if (r->workdir_given) {
 			diag_line(0, "kern: cannot start '%s' in box: %s (os error %d)", cmd, strerror(e), e);
