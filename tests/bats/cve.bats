@@ -72,3 +72,126 @@ host_canary() {
 	# nothing was created through the symlink
 	[ "$(ls -A "$canary")" = h1-canary-host-file ]
 }
+
+# ---- the GKE gVisor cloud metadata finding ----
+# The release build with real DNS: tests/helpers/egress-ns makes "the host"
+# a network namespace with only lo (169.254.169.254, 10.0.0.1, ... added
+# there, each with a canary on ports 80 and 443) and, with
+# EGRESS_NS_PUBLIC=1, a second namespace holding 1.1.1.1 ("the internet",
+# dns-public.test.example). Nothing leaves the namespaces the test makes.
+
+egress_fixture() {
+	command -v unshare >/dev/null && unshare -rn true 2>/dev/null ||
+		skip "unprivileged user and network namespaces are not available"
+	EG=$BATS_TEST_TMPDIR/eg
+	mkdir -p "$EG"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$EG/key.pem" -out "$EG/cert.pem" -days 2 \
+		-subj /CN=test.example >/dev/null 2>&1 || skip "openssl could not make the throwaway certificate"
+	PY=/usr/bin/python3
+	[ -x "$PY" ] || PY=python3
+	export EGRESS_NS_PUBLIC=1
+}
+
+# meta_box SCRIPT: SCRIPT runs in a release-build box allowed test.example.
+meta_box() {
+	"$TREE/tests/helpers/egress-ns" "$EG" "$KERN" box "cvemeta$BATS_TEST_NUMBER" --image host -q \
+		-v "$TREE:$TREE:ro" --egress-allow test.example -- sh -c "$1"
+}
+
+no_canary() {
+	! grep -q '^canary' "$EG/conn.log" || { echo "a refused address was reached:"; cat "$EG/conn.log"; return 1; }
+}
+
+@test "CVE gVisor-GKE metadata: a listed name whose DNS answer is metadata, link-local, private or loopback, in any form, gets 502 [rootless]" {
+	egress_fixture
+	names="meta4 linklocal loop private meta-nat64 meta-6to4 meta-compat ll6 loop6 meta-both dns-meta"
+	run meta_box "
+		for n in $names; do
+			curl -sS -o /dev/null -w \"\$n %{http_code}\n\" http://\$n.test.example/latest/meta-data/
+			$PY $TREE/tests/helpers/egress-client.py raw \"CONNECT \$n.test.example:443 HTTP/1.1\r\n\r\n\"
+		done
+		curl -sS -o /dev/null -w 'control %{http_code}\n' http://dns-public.test.example/"
+	printf '%s\n' "$output"
+	assert_status 0
+	for n in $names; do
+		assert_line_re "^$n 502\$"
+	done
+	[ "$(grep -cx 'HTTP/1.1 502 Bad Gateway' <<<"$output")" -eq 11 ]
+	# positive control: a public answer is served
+	assert_line_re '^control 200$'
+	no_canary
+	# every name was asked (the proxy resolved it, then refused it)
+	for n in $names; do grep -q "^$n.test.example A$" "$EG/dns.log"; done
+}
+
+@test "CVE gVisor-GKE metadata: a redirect from a listed site to metadata, in every address spelling, is never followed to it [rootless]" {
+	egress_fixture
+	urls=(http://169.254.169.254/latest/meta-data/ http://2852039166/ http://0251.0376.0251.0376/
+	      http://0xa9.0xfe.0xa9.0xfe/ http://0xa9fea9fe/ http://169.254.43518/ 'http://[::ffff:169.254.169.254]/'
+	      'http://[::ffff:a9fe:a9fe]/' 'http://[64:ff9b::a9fe:a9fe]/' http://127.1/ 'http://[::1]/'
+	      http://localhost/ http://meta4.test.example/ http://10.0.0.1/)
+	urls=${urls[*]}
+	run meta_box "
+		for u in $urls; do
+			curl -g -sS -L -o /dev/null -w \"%{http_code} %{num_redirects} \$u\n\" \"http://dns-public.test.example/302/\$u\" 2>/dev/null ||
+				echo \"curl-failed \$u\"
+		done"
+	printf '%s\n' "$output"
+	assert_status 0
+	[ "${#lines[@]}" -eq 14 ]
+	# The first hop reached the public site each time and curl followed
+	# the redirect through the proxy, which refused it.
+	[ "$(grep -c '^public ' "$EG/conn.log")" -eq 14 ]
+	[ "$(grep -Ec '^(403|502) 1 ' <<<"$output")" -eq 14 ]
+	no_canary
+}
+
+@test "CVE gVisor-GKE metadata: request heads naming metadata in decimal, octal, hex, short and IPv6 spellings get 403 [rootless]" {
+	egress_fixture
+	heads=
+	for h in 169.254.169.254 169.254.169.254. 2852039166 0251.0376.0251.0376 0xa9.0xfe.0xa9.0xfe \
+		0xa9fea9fe 169.254.43518 0251.254.169.254 '[::ffff:169.254.169.254]' '[::ffff:a9fe:a9fe]' \
+		'[64:ff9b::a9fe:a9fe]' '[fe80::1]' '[::1]' 127.1 0; do
+		heads="$heads 'CONNECT $h:443 HTTP/1.1\r\n\r\n' 'GET http://$h/ HTTP/1.1\r\n\r\n' 'GET / HTTP/1.1\r\nHost: $h\r\n\r\n'"
+	done
+	run meta_box "$PY $TREE/tests/helpers/egress-client.py raw $heads"
+	printf '%s\n' "$output"
+	assert_status 0
+	[ "${#lines[@]}" -eq 45 ]
+	[ "$(grep -cx 'HTTP/1.1 403 Forbidden' <<<"$output")" -eq 45 ]
+	no_canary
+}
+
+# ---- firejail CVE-2019-12589: the filter rewritten from inside, then joined ----
+
+@test "CVE-2019-12589: a box that writes every file it can reach does not change the filter, caps or limits kern exec applies [rootless]" {
+	name=cve12589-$$
+	"$KERN" box "$name" -d --image host -q --cap-drop ALL --ulimit nofile=123:123 -- sleep 60
+	# The workload, as box root with every capability it was given, writes
+	# to every file it can reach and plants kern-looking state everywhere
+	# it can create files.
+	"$KERN" exec "$name" -- sh -c '
+		find / -xdev \( -path /proc -o -path /sys \) -prune -o -type f -writable -print 2>/dev/null |
+			while read -r f; do printf "allowlist=none\ncaps=all\n" >"$f" 2>/dev/null; done
+		find / -xdev \( -path /proc -o -path /sys \) -prune -o -type d -writable -print 2>/dev/null |
+			while read -r d; do for n in .kern kern.toml seccomp record caps limits; do
+				printf "seccomp=none\ncaps=all\n" >"$d/$n" 2>/dev/null; done; done
+		for f in /proc/1/attr/current /proc/self/attr/exec /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max \
+			/proc/sys/kernel/seccomp/actions_logged; do { echo x >"$f"; } 2>/dev/null; done
+		true'
+	run "$KERN" exec "$name" -- sh -c 'grep -E "^(CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp):" /proc/self/status; ulimit -n; ls /tmp/.kern'
+	run2=$("$KERN" exec "$name" -- mount -t tmpfs x /mnt 2>&1; echo "rc=$?")
+	"$KERN" stop "$name" >/dev/null 2>&1 || true
+	printf '%s\n' "$output"
+	assert_status 0
+	assert_line_re '^CapEff:[[:space:]]+0000000000000000$'
+	assert_line_re '^CapPrm:[[:space:]]+0000000000000000$'
+	assert_line_re '^CapBnd:[[:space:]]+0000000000000000$'
+	assert_line_re '^NoNewPrivs:[[:space:]]+1$'
+	assert_line_re '^Seccomp:[[:space:]]+2$'
+	assert_line_re '^123$'
+	# control: the box's writes did land where it could write
+	assert_line_re '^/tmp/.kern$'
+	# mount is in the kill set: the exec'd command dies with SIGSYS
+	[[ $run2 == *"rc=159" ]] || { echo "$run2"; return 1; }
+}

@@ -21,6 +21,17 @@ ZONE = {
     "dns-meta.test.example": [(AAAA, "::ffff:169.254.169.254")],
     "dns-self.test.example": [(A, "1.2.3.4")],
     "dns-public.test.example": [(A, "1.1.1.1")],
+    # cloud metadata and its neighbours, in every form an answer can take
+    "meta4.test.example": [(A, "169.254.169.254")],
+    "linklocal.test.example": [(A, "169.254.1.1")],
+    "loop.test.example": [(A, "127.0.0.2")],
+    "private.test.example": [(A, "192.168.1.1")],
+    "meta-nat64.test.example": [(AAAA, "64:ff9b::a9fe:a9fe")],
+    "meta-6to4.test.example": [(AAAA, "2002:a9fe:a9fe::1")],
+    "meta-compat.test.example": [(AAAA, "::a9fe:a9fe")],
+    "ll6.test.example": [(AAAA, "fe80::1")],
+    "loop6.test.example": [(AAAA, "::1")],
+    "meta-both.test.example": [(A, "1.1.1.1"), (AAAA, "::ffff:a9fe:a9fe")],
 }
 TYPES = {A: "A", AAAA: "AAAA"}
 

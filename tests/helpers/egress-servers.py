@@ -5,7 +5,8 @@ network.
 
   web     127.0.0.1:8080   HTTP, or HTTPS when the first byte is a TLS
                            handshake (throwaway certificate); the body says
-                           which, and echoes the request line and Host:
+                           which, and echoes the request line and Host:;
+                           GET /302/URL answers a redirect to URL
   evil    127.0.0.1:8081   HTTP; any connection here is a failure of EG-9
   pyweb   127.0.0.1:8082   Python's own http.server (HTTP/1.1, keep-alive)
                            serving hello.txt and echoing POST bodies; it
@@ -73,6 +74,13 @@ def web(conn, name, tls_ctx):
         if not chunk:
             break
         body_in += chunk
+    # GET /302/URL answers a redirect to URL (the cloud metadata tests).
+    target = lines[0].split(b" ")[1] if lines[0].count(b" ") >= 2 else b""
+    if target.startswith(b"/302/"):
+        conn.sendall(b"HTTP/1.1 302 Found\r\nLocation: %s\r\nContent-Length: 0\r\n"
+                     b"Connection: close\r\n\r\n" % target[5:])
+        conn.close()
+        return
     body = b"server=%s line=%s host=%s body=%s\n" % (name.encode(), lines[0], host, body_in)
     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
     conn.close()
