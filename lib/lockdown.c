@@ -5,9 +5,11 @@
  * executes anything, and nothing outside kern runs before the filter. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 #ifdef KERN_SC12_CANARY
 #include <sys/wait.h>
@@ -41,6 +43,31 @@ static int valid_profile(const char *p)
 	return 1;
 }
 
+/* Open /proc/<rel> for writing through a handle proved to be procfs, the
+ * file too: a /proc the box's root redirects (a symlink, a directory of
+ * its own) never receives what kern writes (runc CVE-2025-52881). EXDEV
+ * when something on the way is not procfs. */
+static int proc_open_write(const char *rel)
+{
+	struct statfs sf;
+	int proc = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), fd = -1;
+	if (proc < 0)
+		return -1;
+	if (fstatfs(proc, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC)
+		fd = openat(proc, rel, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	else
+		errno = EXDEV;
+	int e = errno;
+	close(proc);
+	if (fd >= 0 && (fstatfs(fd, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC)) {
+		close(fd);
+		fd = -1;
+		e = EXDEV;
+	}
+	errno = e;
+	return fd;
+}
+
 /* Ask AppArmor to switch to the profile at the next execve. */
 static int apparmor_exec(const char *profile, char *why)
 {
@@ -54,7 +81,7 @@ static int apparmor_exec(const char *profile, char *why)
 	}
 	len = snprintf(cmd, sizeof cmd, "exec %s", profile);
 	for (size_t i = 0; i < 2; i++) {
-		int fd = open(attrs[i], O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		int fd = proc_open_write(attrs[i] + strlen("/proc/"));
 		path = attrs[i];
 		if (fd < 0) {
 			err = errno;
@@ -74,7 +101,7 @@ static int apparmor_exec(const char *profile, char *why)
 	/* EINVAL from the generic file: no LSM took the request, which is
 	 * what a kernel without AppArmor answers. */
 	snprintf(why, WHY_MAX, "cannot enter AppArmor profile '%s': write %s: %s%s", profile, path,
-		 strerror(err),
+		 err == EXDEV ? "not on procfs" : strerror(err),
 		 err == EINVAL || err == ENOENT ? " (AppArmor is not enabled here, or the profile is "
 						  "not loaded)" : "");
 	return -1;

@@ -1,14 +1,31 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/mount.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "mountutil.h"
 #include "path.h"
+
+/* The new mount API has no wrapper in Debian's musl (the release build):
+ * the bare system calls, numbered alike on every architecture. */
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#ifndef SYS_fsopen
+#define SYS_fsopen 430
+#endif
+#ifndef SYS_fsconfig
+#define SYS_fsconfig 431
+#endif
+#ifndef SYS_fsmount
+#define SYS_fsmount 432
+#endif
 
 const char *fd_path(int fd, char *buf, size_t len)
 {
@@ -90,4 +107,46 @@ int make_target(int rootfd, const char *dst, int is_dir)
 fail:
 	close(pfd);
 	return -1;
+}
+
+int tmpfs_at(int dirfd, const char *opts, unsigned long flags, const char **what)
+{
+	char buf[256], *save = NULL;
+	unsigned attrs = ((flags & MS_RDONLY) ? MOUNT_ATTR_RDONLY : 0) | ((flags & MS_NOSUID) ? MOUNT_ATTR_NOSUID : 0) |
+			 ((flags & MS_NODEV) ? MOUNT_ATTR_NODEV : 0) | ((flags & MS_NOEXEC) ? MOUNT_ATTR_NOEXEC : 0);
+	int fs, mnt = -1, e;
+	*what = "fsopen(tmpfs)";
+	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -1;
+	snprintf(buf, sizeof buf, "%s", opts);
+	*what = "fsconfig(tmpfs)";
+	/* Named as mount(2) would name it ("none" otherwise). */
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "tmpfs", 0) < 0)
+		goto out;
+	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *v = strchr(kv, '=');
+		if (v)
+			*v++ = 0;
+		if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, kv, v, 0) < 0)
+			goto out;
+	}
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		goto out;
+	*what = "fsmount(tmpfs)";
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
+	if (mnt < 0)
+		goto out;
+	*what = "move_mount(tmpfs)";
+	if (syscall(SYS_move_mount, mnt, "", dirfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+		e = errno;
+		close(mnt);
+		mnt = -1;
+		errno = e;
+	}
+out:
+	e = errno;
+	close(fs);
+	errno = e;
+	return mnt;
 }

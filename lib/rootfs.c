@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <sched.h>
@@ -10,7 +11,9 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -164,7 +167,8 @@ static void mkdir_in(int rootfd, const char *root, const char *rel, mode_t mode)
 		step_fail("mkdir %s/%s: %s", root, rel, strerror(errno));
 }
 
-static void build_dev(int rootfd, const char *root, int read_only)
+/* Returns the descriptor of the root of kern's /dev tmpfs. */
+static int build_dev(int rootfd, const char *root, int read_only)
 {
 	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom"};
 	static const char *const links[][2] = {{"fd", "/proc/self/fd"},
@@ -179,9 +183,19 @@ static void build_dev(int rootfd, const char *root, int read_only)
 	    unlinkat(rootfd, "dev", 0) < 0)
 		step_fail("unlink %s/dev: %s", root, strerror(errno));
 	mkdir_in(rootfd, root, "dev", 0755);
-	snprintf(dev, sizeof dev, "%s/dev", root);
-	if (mount("tmpfs", dev, "tmpfs", MS_NOSUID, "mode=0755,size=64k,nr_inodes=64") < 0)
-		step_fail("mount tmpfs on %s: %s", dev, strerror(errno));
+	/* The tmpfs goes on the directory reached without following a link,
+	 * and everything in it is then made through the tmpfs's own
+	 * descriptor (dev is /proc/self/fd/N, the host's /proc still): a /dev
+	 * that a racing process swaps for a symlink to the host meanwhile
+	 * leads nowhere (bubblewrap CVE-2026-87766, runc CVE-2021-30465). */
+	int dirfd = openat(rootfd, "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	const char *what = "open";
+	int devfd = dirfd < 0 ? -1 : tmpfs_at(dirfd, "mode=0755,size=64k,nr_inodes=64", MS_NOSUID, &what);
+	if (devfd < 0)
+		step_fail("%s %s/dev: %s", what, root, strerror(errno));
+	close(dirfd);
+	fd_path(devfd, dev, sizeof dev);
+	test_phase("pid1-dev");
 	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
 		snprintf(path, sizeof path, "%s/%s", dev, nodes[i]);
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -210,6 +224,7 @@ static void build_dev(int rootfd, const char *root, int read_only)
 	    mount("mqueue", path, "mqueue", NOSUID_NODEV | MS_NOEXEC, NULL) < 0)
 		step_fail("mount mqueue on %s: %s", path, strerror(errno));
 	(void)read_only;
+	return devfd;
 }
 
 static int by_depth(const void *a, const void *b)
@@ -288,11 +303,11 @@ static void mount_tmpfs(int rootfd, const char *root, const char *dst, uint64_t 
 		*e = save;
 		c = e;
 	}
-	if (cur >= 0)
-		close(cur);
-	snprintf(path, sizeof path, "%s%s", root, dst);
-	if (mount("tmpfs", path, "tmpfs", NOSUID_NODEV, tmpfs_opts(opts, sizeof opts, "1777", size)) < 0)
-		step_fail("mount tmpfs on %s: %s", dst, strerror(errno));
+	/* On the directory the walk ended on, not on its name again. */
+	if (cur < 0 || mount("tmpfs", fd_path(cur, path, sizeof path), "tmpfs", NOSUID_NODEV,
+			     tmpfs_opts(opts, sizeof opts, "1777", size)) < 0)
+		step_fail("mount tmpfs on %s%s: %s", root, dst, strerror(errno));
+	close(cur);
 }
 
 static void bind_devices(int rootfd, const char *root, const struct fs_config *c)
@@ -318,26 +333,82 @@ static void bind_devices(int rootfd, const char *root, const struct fs_config *c
 	}
 }
 
-static void mask_proc(void)
+/* The /proc masks of isolation.md §4.3, every one made by descriptor from
+ * the procfs proc_verified() proved and a null device proved by its device
+ * number, whatever the box's /dev and /proc names lead to by now (runc
+ * CVE-2025-31133, -52565, -52881). A mask that cannot be made fails the
+ * box; only an absent path is passed over. */
+static void mask_proc(int proc, int null)
 {
-	static const char *const ro_self[] = {"/proc/sysrq-trigger", "/proc/irq", "/proc/bus",
-					      "/proc/fs", "/proc/asound"};
-	static const char *const null_over[] = {"/proc/kcore", "/proc/kallsyms", "/proc/kmsg",
-						"/proc/keys", "/proc/latency_stats",
-						"/proc/timer_list", "/proc/sched_debug"};
-	static const char *const tmpfs_over[] = {"/proc/scsi", "/proc/acpi"};
-	const unsigned long hard = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	static const char *const ro_self[] = {"sysrq-trigger", "irq", "bus", "fs", "asound"};
+	static const char *const null_over[] = {"kcore", "kallsyms", "kmsg", "keys", "latency_stats",
+						"timer_list", "sched_debug"};
+	static const char *const tmpfs_over[] = {"scsi", "acpi"};
+	const struct bind_opts ro = {.ro = 1}, dev = {.dev = 1};
+	const char *what;
+	char path[64];
+	struct stat st;
 
-	if (mount("/proc/sys", "/proc/sys", NULL, MS_BIND | MS_REC, NULL) < 0 ||
-	    remount_ro("/proc/sys", hard) < 0)
+	if (fstat(null, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
+		step_fail("the /dev/null kern made is not the null device 1:3 - refusing to mask /proc with it");
+	int fd = openat(proc, "sys", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || bind_fd(fd, fd, "/proc/sys", &ro, &what) < 0)
 		step_fail("read-only bind of /proc/sys: %s", strerror(errno));
-	for (size_t i = 0; i < sizeof ro_self / sizeof ro_self[0]; i++)
-		if (mount(ro_self[i], ro_self[i], NULL, MS_BIND | MS_REC, NULL) == 0)
-			(void)remount_ro(ro_self[i], hard);
-	for (size_t i = 0; i < sizeof null_over / sizeof null_over[0]; i++)
-		(void)mount("/dev/null", null_over[i], NULL, MS_BIND, NULL);
-	for (size_t i = 0; i < sizeof tmpfs_over / sizeof tmpfs_over[0]; i++)
-		(void)mount("tmpfs", tmpfs_over[i], "tmpfs", MS_RDONLY | hard, "size=0,mode=0555");
+	close(fd);
+	for (size_t i = 0; i < sizeof ro_self / sizeof ro_self[0]; i++) {
+		snprintf(path, sizeof path, "/proc/%s", ro_self[i]);
+		if ((fd = openat(proc, ro_self[i], O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			continue;
+		if (bind_fd(fd, fd, path, &ro, &what) < 0)
+			step_fail("read-only bind of %s: %s: %s", path, what, strerror(errno));
+		close(fd);
+	}
+	for (size_t i = 0; i < sizeof null_over / sizeof null_over[0]; i++) {
+		snprintf(path, sizeof path, "/proc/%s", null_over[i]);
+		if ((fd = openat(proc, null_over[i], O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			continue;
+		if (bind_fd(null, fd, path, &dev, &what) < 0)
+			step_fail("bind /dev/null over %s: %s: %s", path, what, strerror(errno));
+		close(fd);
+	}
+	for (size_t i = 0; i < sizeof tmpfs_over / sizeof tmpfs_over[0]; i++) {
+		snprintf(path, sizeof path, "/proc/%s", tmpfs_over[i]);
+		if ((fd = openat(proc, tmpfs_over[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			continue;
+		int t = tmpfs_at(fd, "size=0,mode=0555", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, &what);
+		if (t < 0)
+			step_fail("empty tmpfs over %s: %s: %s", path, what, strerror(errno));
+		close(t);
+		close(fd);
+	}
+}
+
+/* After pivot_root: /proc must be the root of the procfs kern mounted
+ * (the only one under the new root), reached without a symlink; a /proc
+ * renamed or replaced while the box was built fails the box. */
+static int proc_verified(void)
+{
+	struct statfs sf;
+	struct stat st;
+	int fd = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		step_fail("open /proc in the box: %s (was it replaced while the box was built?)", strerror(errno));
+	if (fstatfs(fd, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC || fstat(fd, &st) < 0 || st.st_ino != 1)
+		step_fail("/proc in the box is not the root of the procfs kern mounted (was it replaced while "
+			  "the box was built?) - refusing");
+	return fd;
+}
+
+/* The same for /dev: the very tmpfs build_dev() made. */
+static void dev_verified(int devfd)
+{
+	struct stat want, got;
+	int fd = open("/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &got) < 0 || fstat(devfd, &want) < 0 || got.st_dev != want.st_dev ||
+	    got.st_ino != want.st_ino)
+		step_fail("/dev in the box is not the tmpfs kern made (was it replaced while the box was "
+			  "built?) - refusing");
+	close(fd);
 }
 
 static void lo_up(void)
@@ -398,7 +469,7 @@ void fs_build(const struct fs_config *c)
 	else if (c->net_host && c->root == ROOT_OVERLAY)
 		copy_resolv_conf(rootfd, merged);
 	/* 21: /dev while the host's /dev is still reachable. */
-	build_dev(rootfd, merged, c->read_only);
+	int devfd = build_dev(rootfd, merged, c->read_only);
 	/* 22: binds by depth, then tmpfs mounts, then hardware and vdisks. */
 	apply_binds(rootfd, merged, c);
 	for (int i = 0; i < c->ntmpfs; i++)
@@ -408,17 +479,22 @@ void fs_build(const struct fs_config *c)
 	 * fully visible /proc is still in this namespace (the kernel requires
 	 * one to allow it). */
 	mkdir_in(rootfd, merged, "proc", 0555);
-	snprintf(path, sizeof path, "%s/proc", merged);
-	if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		step_fail("mount proc on %s: %s", path, strerror(errno));
+	int fd = openat(rootfd, "proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || mount("proc", fd_path(fd, path, sizeof path), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			    NULL) < 0)
+		step_fail("mount proc on %s/proc: %s", merged, strerror(errno));
+	close(fd);
 	if (c->cgroup2) {
-		int fd = mkdir_beneath(rootfd, "sys/fs/cgroup", 0755);
-		snprintf(path, sizeof path, "%s/sys/fs/cgroup", merged);
-		if (fd < 0 || mount("cgroup2", path, "cgroup2",
+		fd = mkdir_beneath(rootfd, "sys/fs/cgroup", 0755);
+		if (fd < 0 || mount("cgroup2", fd_path(fd, path, sizeof path), "cgroup2",
 				    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-			step_fail("mount cgroup2 on %s: %s", path, strerror(errno));
+			step_fail("mount cgroup2 on %s/sys/fs/cgroup: %s", merged, strerror(errno));
 		close(fd);
 	}
+	/* The mask source, taken now from kern's own /dev tmpfs. */
+	int null = openat(devfd, "null", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (null < 0)
+		step_fail("open %s/dev/null: %s", merged, strerror(errno));
 	test_phase("pid1-before-pivot");
 	/* 23: pivot, then detach the old root: a surviving old root would expose
 	 * the host. */
@@ -433,7 +509,12 @@ void fs_build(const struct fs_config *c)
 	close(rootfd);
 	test_phase("pid1-after-pivot");
 	/* 24 */
-	mask_proc();
+	int proc = proc_verified();
+	mask_proc(proc, null);
+	close(proc);
+	close(null);
+	dev_verified(devfd);
+	close(devfd);
 	/* 25 */
 	if (c->read_only) {
 		if (remount_ro("/", MS_NOSUID | MS_NODEV) < 0)

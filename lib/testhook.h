@@ -1,7 +1,8 @@
 /* Test-only phase hooks (security-tests.md fixtures): in the test build
  * (KERN_TEST_BUILD), KERN_TEST_PAUSE=<phase> makes kern print
  * `kern-test: paused at <phase>` on stderr and stop there until killed, so
- * a test can SIGKILL the supervisor at that exact point. Release builds
+ * a test can SIGKILL the supervisor at that exact point; with
+ * KERN_TEST_RESUME=<file> it goes on once that file exists. Release builds
  * compile the hook to nothing and ignore the variable. */
 #ifndef KERN_TESTHOOK_H
 #define KERN_TESTHOOK_H

@@ -195,3 +195,111 @@ no_canary() {
 	# mount is in the kill set: the exec'd command dies with SIGSYS
 	[[ $run2 == *"rc=159" ]] || { echo "$run2"; return 1; }
 }
+
+# ---- runc CVE-2025-31133/-52565/-52881 (masks redirected) and bubblewrap
+# CVE-2026-87766 / runc CVE-2021-30465 (setup through a symlinked parent) ----
+# A --bind-rootfs DIR is the box's root as it is on the host, so another
+# process (a racing box with DIR bound read-write) can rename and replace
+# its directories while kern builds the box. The test build stops at a
+# named phase (KERN_TEST_PAUSE) until the test has made its swap and
+# touched the resume file (KERN_TEST_RESUME): the race, made certain.
+
+# race_box PHASE RESUME SWAP CMD: start the test build on $r, swap at PHASE
+# (SWAP is shell run on the host), resume; sets status and output. RESUME
+# is the path kern polls (in the box once pivot_root is done: /go is
+# $r/go then); the test touches $r/go or RESUME, whichever is host-side.
+race_box() {
+	local phase=$1 resume=$2 swap=$3
+	shift 3
+	local err=$BATS_TEST_TMPDIR/race.err out=$BATS_TEST_TMPDIR/race.out go=$resume
+	[ "$resume" = /go ] && go=$r/go
+	rm -f "$go"
+	KERN_TEST_PAUSE=$phase KERN_TEST_RESUME=$resume timeout 60 "$KERN_T" box "race$BATS_TEST_NUMBER" -q \
+		--rootfs "$r" --bind-rootfs -- "$@" >"$out" 2>"$err" &
+	local pid=$!
+	wait_for "$err" "paused at $phase" 20 || { kill "$pid"; return 1; }
+	sh -c "$swap"
+	touch "$go"
+	status=0
+	wait "$pid" || status=$?
+	output=$(cat "$out" "$err")
+	# the test build's own pause line is not part of the box's output
+	output=$(grep -v '^kern-test: paused at' <<<"$output" || true)
+}
+
+hostile_rootfs() {
+	[ -x "$KERN_T" ] || { echo "no test build at $KERN_T"; return 1; }
+	r=$(mkrootfs "$BATS_TEST_TMPDIR/rootfs")
+	mkdir -p "$r/dev" "$r/proc"
+	host=$BATS_TEST_TMPDIR/host-side
+	mkdir -p "$host"
+}
+
+@test "CVE-2026-87766: /dev swapped for a symlink to a host directory after kern mounted its /dev: nothing is created on the host, the box fails closed [rootless]" {
+	hostile_rootfs
+	race_box pid1-dev "$BATS_TEST_TMPDIR/go" "mv '$r/dev' '$r/dev.moved' && ln -s '$host' '$r/dev'" \
+		sh -c 'echo ran; ls -l /dev'
+	printf '%s\n' "$output"
+	[ -z "$(ls -A "$host")" ] || { echo "created on the host:"; ls -la "$host"; return 1; }
+	[ "$status" = 125 ]
+	assert_line_re '^kern: sandbox setup failed: '
+	refute_line_re '^ran$'
+}
+
+@test "CVE-2025-52881: /proc swapped for a symlink to a fake directory before pivot_root: the box fails closed, never runs on a fake /proc [rootless]" {
+	hostile_rootfs
+	mkdir -p "$r/fakeproc/sys" "$r/fakeproc/self/attr"
+	race_box pid1-before-pivot "$BATS_TEST_TMPDIR/go" "mv '$r/proc' '$r/proc.moved' && ln -s /fakeproc '$r/proc'" \
+		sh -c 'echo ran; stat -f -c %T /proc/'
+	printf '%s\n' "$output"
+	[ "$status" = 125 ]
+	assert_line_re '^kern: sandbox setup failed: .*/proc'
+	refute_line_re '^ran$'
+}
+
+@test "CVE-2025-31133: /dev/null swapped (symlink, another device, gone) before the /proc masks: masks come from a verified /dev/null or the box fails closed [rootless]" {
+	hostile_rootfs
+	# Box-side swaps happen after pivot_root: the resume file is in DIR,
+	# which is the box's / by then.
+	for swap in "mv '$r/dev' '$r/dev.moved' && mkdir '$r/dev' && ln -s /proc/sys/kernel/core_pattern '$r/dev/null'" \
+		"mv '$r/dev' '$r/dev.moved' && mkdir '$r/dev'" \
+		"mv '$r/dev' '$r/dev.moved' && mkdir '$r/dev' && ln -s /proc/self/fd/1 '$r/dev/null'"; do
+		rm -rf "$r/dev.moved"
+		race_box pid1-after-pivot /go "$swap" \
+			sh -c 'echo ran; for f in /proc/kcore /proc/keys /proc/timer_list /proc/sched_debug; do
+				[ -e $f ] || continue; [ "$(stat -c %t:%T $f)" = 1:3 ] && echo "masked $f" || echo "OPEN $f"; done'
+		printf '%s\n' "$output"
+		refute_line_re '^OPEN '
+		if [ "$status" = 0 ]; then assert_line_re '^masked /proc/timer_list$'
+		else [ "$status" = 125 ] && assert_line_re '^kern: sandbox setup failed: '; fi
+		# the hostile rootfs is left as the swap made it
+		rm -f "$r/go"
+		rm -rf "$r/dev"
+		mv "$r/dev.moved" "$r/dev" 2>/dev/null || mkdir -p "$r/dev"
+	done
+}
+
+@test "CVE-2025-31133: a rootfs whose /dev/null is a symlink or another device, and whose /dev/console is a symlink: the box's /dev/null is kern's 1:3 and the masks hold [rootless]" {
+	hostile_rootfs
+	ln -s /proc/sys/kernel/core_pattern "$r/dev/null"
+	ln -s /proc/sysrq-trigger "$r/dev/console"
+	if is_root; then mknod "$r/dev/zero" c 1 2; mknod "$r/dev/full" b 7 0; fi
+	for mode in "--rootfs $r" "--rootfs $r --bind-rootfs"; do
+		run "$KERN" box cve31133 $mode -- sh -c 'stat -c "%n %F %t:%T" /dev/null /dev/zero /dev/full
+			ls /dev/console 2>&1
+			for f in /proc/kcore /proc/keys /proc/timer_list; do [ -e $f ] && stat -c "%n %t:%T" $f; done
+			{ echo x > /proc/sys/kernel/core_pattern; } 2>/dev/null && echo core-pattern-writable; true'
+		printf '%s\n' "$output"
+		assert_status 0
+		assert_line_re '^/dev/null character special file 1:3$'
+		assert_line_re '^/dev/zero character special file 1:5$'
+		assert_line_re '^/dev/full character special file 1:7$'
+		assert_line_re 'No such file or directory'
+		for f in /proc/kcore /proc/keys /proc/timer_list; do
+			[ ! -e $f ] || assert_line_re "^$f 1:3\$"
+		done
+		refute_line_re core-pattern-writable
+	done
+	# kern's /dev is a tmpfs of its own: the rootfs is untouched
+	[ "$(readlink "$r/dev/null")" = /proc/sys/kernel/core_pattern ]
+}
