@@ -90,6 +90,7 @@ static void generate(const char *outpath, const char *pfcdir)
 		emit_ints(out, name, s.kill, NKILL);
 		snprintf(name, sizeof name, "kern_seccomp_enosys_%s", arches[a].name);
 		emit_ints(out, name, s.enosys, NENOSYS);
+		fprintf(out, "#define KERN_SECCOMP_SOCKETPAIR_%s %d\n", arches[a].name, s.socketpair_nr);
 		fprintf(out, "#define KERN_SECCOMP_SOCKET_%s %d\n#define KERN_SECCOMP_CLONE_%s %d\n"
 			     "#define KERN_SECCOMP_AUDIT_ARCH_%s 0x%08XU\n\n",
 			arches[a].name, s.socket_nr, arches[a].name, s.clone_nr, arches[a].name,

@@ -211,6 +211,8 @@ void check_policy(void)
 				complain("%s: no number for ENOSYS-set call %s", t->path, enosys_set[i]);
 		if (lookup(t, "socket") < 0 || classify("socket") != C_ALLOW)
 			complain("%s: socket must be an allowed call", t->path);
+		if (lookup(t, "socketpair") < 0 || classify("socketpair") != C_ALLOW)
+			complain("%s: socketpair must be an allowed call", t->path);
 		if (lookup(t, "clone") < 0 || classify("clone") != C_ALLOW)
 			complain("%s: clone must be an allowed call", t->path);
 	}
@@ -271,6 +273,7 @@ void resolve(int a, struct sets *s)
 	for (size_t i = 0; i < COUNT(enosys_set); i++)
 		s->enosys[i] = lookup(t, enosys_set[i]);
 	s->socket_nr = lookup(t, "socket");
+	s->socketpair_nr = lookup(t, "socketpair");
 	s->clone_nr = lookup(t, "clone");
 }
 
@@ -296,6 +299,64 @@ static void rule(scmp_filter_ctx ctx, int a, uint32_t action, const char *name, 
 	if (rc < 0)
 		die("libseccomp: adding the %s rule for %s on %s: %s",
 		    action == SCMP_ACT_ALLOW ? "allow" : "deny", name, arches[a].name, strerror(-rc));
+}
+
+/* Address families a workload uses: local sockets, IPv4, IPv6, and
+ * netlink for the routing and interface queries the C library makes.
+ * Every other family is refused, each a kernel subsystem reachable from
+ * the box's user namespace with nothing in it a sandboxed program needs:
+ * AF_ALG (Copy Fail, CVE-2026-31431), AF_RXRPC (Dirty Frag,
+ * CVE-2026-43284/43500), AF_KEY (xfrm), AF_VSOCK (the hypervisor),
+ * AF_PACKET (CVE-2020-14386 and kin), AF_TIPC, AF_SMC, AF_XDP, ...
+ * man/kern-seccomp.1 has the table. */
+static const unsigned families[] = {1 /* AF_UNIX */, 2 /* AF_INET */, 10 /* AF_INET6 */,
+				    AF_NETLINK_NR};
+/* Netlink protocols: NETLINK_ROUTE (getaddrinfo, if_nameindex, ip),
+ * NETLINK_SOCK_DIAG (ss), NETLINK_AUDIT (login tools log through it),
+ * NETLINK_KOBJECT_UEVENT (device monitors). Refused among others:
+ * NETLINK_XFRM (configuring IPsec, Dirty Frag's other half),
+ * NETLINK_NETFILTER (nf_tables), NETLINK_CRYPTO, NETLINK_GENERIC. */
+static const unsigned netlink_protocols[] = {0, 4, 9, 15};
+
+int family_allowed(unsigned family)
+{
+	for (size_t i = 0; i < COUNT(families); i++)
+		if (families[i] == family)
+			return 1;
+	return 0;
+}
+
+int netlink_allowed(unsigned protocol)
+{
+	for (size_t i = 0; i < COUNT(netlink_protocols); i++)
+		if (netlink_protocols[i] == protocol)
+			return 1;
+	return 0;
+}
+
+/* socket(domain, type, protocol) and socketpair(domain, ...): decided on
+ * the low 32 bits of domain and protocol (all the kernel reads of them),
+ * by exact value, so the allow and deny rules never overlap (libseccomp
+ * would let an unconditional rule swallow conditional ones). Values past
+ * the spans match no rule: the mode's fall-through, then the kernel's
+ * own refusal. */
+static void socket_rules(scmp_filter_ctx ctx, int a, const char *name, int allow)
+{
+	for (unsigned f = 0; f < FAMILY_SPAN; f++) {
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, f);
+		if (!family_allowed(f))
+			rule(ctx, a, SCMP_ACT_ERRNO(EAFNOSUPPORT), name, 1, &c);
+		else if (allow && f != AF_NETLINK_NR)
+			rule(ctx, a, SCMP_ACT_ALLOW, name, 1, &c);
+	}
+	for (unsigned p = 0; p < NETLINK_SPAN; p++) {
+		struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_NETLINK_NR),
+					    SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, p)};
+		if (!netlink_allowed(p))
+			rule(ctx, a, SCMP_ACT_ERRNO(EPROTONOSUPPORT), name, 2, c);
+		else if (allow)
+			rule(ctx, a, SCMP_ACT_ALLOW, name, 2, c);
+	}
 }
 
 /* One program: the §6.2 prologue, then the mode's table (§6.3). */
@@ -326,18 +387,8 @@ scmp_filter_ctx build(int a, int mode, const struct sets *s)
 		for (size_t i = 0; i < COUNT(enosys_set); i++)
 			rule(ctx, a, SCMP_ACT_ERRNO(ENOSYS), enosys_set[i], 0, NULL);
 
-	/* socket: only the low 32 bits of the domain reach the kernel, so
-	 * the test masks them. The complement "low 32 bits != AF_VSOCK" is
-	 * spelled as "some bit differs", one masked test per bit, because
-	 * libseccomp has no masked not-equal. */
-	struct scmp_arg_cmp vsock = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_VSOCK_NR);
-	rule(ctx, a, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, &vsock);
-	if (fallthrough != SCMP_ACT_ALLOW)
-		for (int bit = 0; bit < 32; bit++) {
-			uint64_t m = 1ull << bit;
-			struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, m, (AF_VSOCK_NR & m) ^ m);
-			rule(ctx, a, SCMP_ACT_ALLOW, "socket", 1, &c);
-		}
+	socket_rules(ctx, a, "socket", fallthrough != SCMP_ACT_ALLOW);
+	socket_rules(ctx, a, "socketpair", fallthrough != SCMP_ACT_ALLOW);
 	/* clone: any CLONE_NEW* flag in the low 32 bits kills; none allows. */
 	for (int bit = 0; bit < 32; bit++) {
 		uint64_t m = 1ull << bit;
@@ -356,13 +407,15 @@ scmp_filter_ctx build(int a, int mode, const struct sets *s)
 		int done = 0;
 		for (int i = 0; i < t->n; i++) {
 			const char *name = t->calls[i].name;
-			if (classify(name) != C_ALLOW || !strcmp(name, "socket") || !strcmp(name, "clone"))
+			if (classify(name) != C_ALLOW || !strcmp(name, "socket") || !strcmp(name, "socketpair") ||
+			    !strcmp(name, "clone"))
 				continue;
 			rule(ctx, a, SCMP_ACT_ALLOW, name, 0, NULL);
 			done++;
 		}
-		if (done + 2 != s->nallow)
-			die("%s: %d allow rules for %d allowed numbers", arches[a].name, done + 2, s->nallow);
+		/* socket, socketpair and clone are allowed by their argument rules. */
+		if (done + 3 != s->nallow)
+			die("%s: %d allow rules for %d allowed numbers", arches[a].name, done + 3, s->nallow);
 	}
 	return ctx;
 }

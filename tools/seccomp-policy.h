@@ -9,7 +9,13 @@
 
 #define MAX_CALLS 1024
 #define MAX_NR 1024		/* every table number is below this */
-#define AF_VSOCK_NR 40
+#define AF_NETLINK_NR 16
+/* socket() and socketpair() domains the filter decides by value: every
+ * family number the kernel has (AF_MAX is 46 in 6.18) with room to grow;
+ * NETLINK_SPAN is the kernel's MAX_LINKS. Above these the kernel itself
+ * answers EAFNOSUPPORT / EPROTONOSUPPORT. */
+#define FAMILY_SPAN 64
+#define NETLINK_SPAN 32
 #define CLONE_NS_FLAGS 0x7E020000u
 
 #define NARCH 2
@@ -39,7 +45,7 @@ struct sets {
 	int allow[MAX_CALLS], nallow;
 	int kill[NKILL];
 	int enosys[NENOSYS];
-	int socket_nr, clone_nr;
+	int socket_nr, socketpair_nr, clone_nr;
 };
 
 extern struct table pinned[NARCH];
@@ -62,6 +68,10 @@ void check_policy(void);
 void check_headers(int a, const char *path);
 /* The number sets of one architecture (isolation.md §6.3 step 4). */
 void resolve(int a, struct sets *s);
+/* The address families (and netlink protocols) a box may open sockets of,
+ * man kern-seccomp's table; every other one below the spans is refused. */
+int family_allowed(unsigned family);
+int netlink_allowed(unsigned protocol);
 /* The program of one mode for one architecture, ready to export or load. */
 scmp_filter_ctx build(int a, int mode, const struct sets *s);
 

@@ -303,3 +303,95 @@ hostile_rootfs() {
 	# kern's /dev is a tmpfs of its own: the rootfs is untouched
 	[ "$(readlink "$r/dev/null")" = /proc/sys/kernel/core_pattern ]
 }
+
+# ---- kernel bugs reachable from a user namespace: Copy Fail
+# (CVE-2026-31431, AF_ALG), Dirty Frag (CVE-2026-43284/43500, AF_RXRPC
+# and xfrm), AF_PACKET (CVE-2020-14386) ----
+
+# The probe: socket() and socketpair() of each family (and netlink
+# protocol), printing "NAME ok" or "NAME <errno>".
+SOCKPROBE='
+import errno, socket, sys
+def t(call, f, ty, p):
+    try:
+        r = call(f, ty, p)
+        for s in (r if isinstance(r, tuple) else (r,)):
+            s.close()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+cases = [("ALG", 38, 5, 0), ("RXRPC", 33, 2, 2), ("KEY", 15, 3, 2), ("VSOCK", 40, 1, 0),
+         ("PACKET", 17, 3, 0), ("TIPC", 30, 5, 0), ("SMC", 43, 1, 0), ("XDP", 44, 3, 0),
+         ("BLUETOOTH", 31, 3, 0), ("CAN", 29, 3, 1), ("RDS", 21, 5, 0), ("LLC", 26, 2, 0),
+         ("NETLINK_XFRM", 16, 3, 6), ("NETLINK_NETFILTER", 16, 3, 12),
+         ("NETLINK_CRYPTO", 16, 3, 21), ("NETLINK_GENERIC", 16, 3, 16),
+         ("UNIX", 1, 1, 0), ("INET", 2, 1, 0), ("INET6", 10, 2, 0), ("NETLINK_ROUTE", 16, 3, 0),
+         ("RAW_ICMP", 2, 3, 1)]
+for name, f, ty, p in cases:
+    print(name, t(socket.socket, f, ty, p))
+print("PAIR_UNIX", t(socket.socketpair, 1, 1, 0))
+print("PAIR_ALG", t(socket.socketpair, 38, 5, 0))
+print("PAIR_TIPC", t(socket.socketpair, 30, 5, 0))
+'
+
+assert_families_refused() {
+	for f in ALG RXRPC KEY VSOCK PACKET TIPC SMC XDP BLUETOOTH CAN RDS LLC PAIR_ALG PAIR_TIPC; do
+		assert_line_re "^$f EAFNOSUPPORT\$"
+	done
+	for p in XFRM NETFILTER CRYPTO GENERIC; do
+		assert_line_re "^NETLINK_$p EPROTONOSUPPORT\$"
+	done
+	# what a workload uses still works
+	for f in UNIX INET INET6 NETLINK_ROUTE PAIR_UNIX; do
+		assert_line_re "^$f ok\$"
+	done
+}
+
+@test "CVE-2026-31431, CVE-2026-43284, CVE-2020-14386: AF_ALG, AF_RXRPC, AF_KEY, AF_VSOCK, AF_PACKET and every unused family fail in a box, in every seccomp mode and through kern exec [rootless]" {
+	# Control: outside a box, in a user and network namespace of its own,
+	# this kernel does open some of them (the FACT line says which).
+	host=$(unshare -rn python3 -c "$SOCKPROBE" 2>&1 | grep -c ' ok$' || true)
+	echo "# FACT: in a plain user+net namespace $host of the probed families and protocols open" >&3
+	[ "$host" -gt 5 ]
+	for mode in allowlist denylist allowlist-audit; do
+		KERN_SECCOMP=$mode run "$KERN" box cvesock --image host -q -- python3 -c "$SOCKPROBE"
+		assert_status 0
+		assert_families_refused || { echo "mode $mode"; return 1; }
+	done
+	# CAP_NET_RAW stays (CAP-1's CapEff), so a raw ICMP socket on the
+	# box's own loopback-only network works; AF_PACKET does not.
+	assert_line_re '^RAW_ICMP ok$'
+	name=cvesockx-$$
+	"$KERN" box "$name" -d --image host -q -- sleep 30
+	run "$KERN" exec "$name" -- python3 -c "$SOCKPROBE"
+	"$KERN" stop "$name" >/dev/null 2>&1 || true
+	assert_status 0
+	assert_families_refused
+}
+
+@test "CVE-2026-43500: configuring xfrm fails in a box, even with --cap-add NET_ADMIN; per-socket policies need NET_ADMIN, which boxes lack [rootless]" {
+	command -v ip >/dev/null || skip "iproute2 (ip) is not installed"
+	xfrm='ip xfrm policy add src 10.0.0.1 dst 10.0.0.2 dir out && echo policy-added
+	ip xfrm policy list 2>&1'
+	# Control: in a namespace of its own the kernel takes the policy.
+	run unshare -rn sh -c "$xfrm"
+	assert_line_re '^policy-added$'
+	assert_line_re '^src 10.0.0.1/32 dst 10.0.0.2/32'
+	for caps in "" "--cap-add NET_ADMIN"; do
+		run "$KERN" box cvexfrm --image host -q $caps -- sh -c "$xfrm"
+		printf '%s\n' "$output"
+		refute_line_re 'policy-added|^src 10.0.0.1'
+		# ip's own words for the refused socket
+		assert_line_re 'Protocol not supported'
+	done
+	# IP_XFRM_POLICY (17) on an IPv4 socket: EPERM without CAP_NET_ADMIN
+	run "$KERN" box cvexfrm2 --image host -q -- python3 -c '
+import errno, socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    s.setsockopt(socket.IPPROTO_IP, 17, b"\0" * 64); print("policy-set")
+except OSError as e:
+    print(errno.errorcode[e.errno])'
+	assert_status 0
+	[ "$output" = EPERM ]
+}

@@ -169,6 +169,7 @@ uint32_t seccomp_reference(int arch_index, int mode, const struct bpf_seccomp_da
 				: (int)(sizeof kern_seccomp_allow_x86_64 / sizeof(int));
 	uint32_t audit = arch_index ? KERN_SECCOMP_AUDIT_ARCH_aarch64 : KERN_SECCOMP_AUDIT_ARCH_x86_64;
 	uint32_t socket_nr = arch_index ? KERN_SECCOMP_SOCKET_aarch64 : KERN_SECCOMP_SOCKET_x86_64;
+	uint32_t socketpair_nr = arch_index ? KERN_SECCOMP_SOCKETPAIR_aarch64 : KERN_SECCOMP_SOCKETPAIR_x86_64;
 	uint32_t clone_nr = arch_index ? KERN_SECCOMP_CLONE_aarch64 : KERN_SECCOMP_CLONE_x86_64;
 	uint32_t nr = (uint32_t)d->nr;
 
@@ -190,9 +191,22 @@ uint32_t seccomp_reference(int arch_index, int mode, const struct bpf_seccomp_da
 	/* §6.1: the ENOSYS set, in every mode. */
 	if (in(enosys, KERN_SECCOMP_NENOSYS, nr))
 		return RET_ERRNO(ENOSYS);
-	/* §6.2.4 */
-	if (nr == socket_nr && (uint32_t)d->args[0] == 40)
-		return RET_ERRNO(EAFNOSUPPORT);
+	/* §6.2.4, widened (issue 15, man kern-seccomp): of the families below
+	 * 64 only AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK, and of netlink's
+	 * 32 protocols only ROUTE, SOCK_DIAG, AUDIT and KOBJECT_UEVENT; the
+	 * low 32 bits decide. Larger values fall through to the mode. */
+	if (nr == socket_nr || nr == socketpair_nr) {
+		uint32_t fam = (uint32_t)d->args[0], proto = (uint32_t)d->args[2];
+		int fam_ok = fam == 1 || fam == 2 || fam == 10 || fam == 16;
+		int proto_ok = proto == 0 || proto == 4 || proto == 9 || proto == 15;
+		if (fam < 64 && !fam_ok)
+			return RET_ERRNO(EAFNOSUPPORT);
+		if (fam == 16 && proto < 32 && !proto_ok)
+			return RET_ERRNO(EPROTONOSUPPORT);
+		if (fam_ok && (fam != 16 || proto < 32))
+			return SECCOMP_RET_ALLOW;
+		return mode == 0 ? RET_ERRNO(ENOSYS) : mode == 1 ? SECCOMP_RET_ALLOW : SECCOMP_RET_LOG;
+	}
 	/* §6.3 */
 	if (mode == 1 || in(allow, nallow, nr))
 		return SECCOMP_RET_ALLOW;

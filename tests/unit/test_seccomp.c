@@ -152,6 +152,13 @@ static uint32_t run(int a, int m, uint32_t arch, uint32_t nr, uint64_t a0)
 	return bpf_run(kern_seccomp_progs[a][m].insns, kern_seccomp_progs[a][m].len, &d);
 }
 
+/* The same with a third argument (socket's protocol). */
+static uint32_t run3(int a, int m, uint32_t arch, uint32_t nr, uint64_t a0, uint64_t a2)
+{
+	struct bpf_seccomp_data d = {.nr = (int32_t)nr, .arch = arch, .args = {a0, 0, a2}};
+	return bpf_run(kern_seccomp_progs[a][m].insns, kern_seccomp_progs[a][m].len, &d);
+}
+
 static const uint32_t native_audit[2] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_AARCH64};
 #define KILL SECCOMP_RET_KILL_PROCESS
 #define ERR(e) (SECCOMP_RET_ERRNO | (e))
@@ -185,10 +192,33 @@ TEST(seccomp_programs_named_verdicts)
 		CHECK(run(0, m, x, 41, 0x100000028ull) == ERR(EAFNOSUPPORT));
 		CHECK(run(0, m, x, 41, 0xffffffff00000028ull) == ERR(EAFNOSUPPORT));
 		CHECK(run(1, m, r, 198, 40) == ERR(EAFNOSUPPORT));
+		/* the families of issue 15: AF_ALG, AF_RXRPC, AF_KEY, AF_PACKET,
+		 * AF_TIPC, AF_SMC, AF_XDP, AF_BLUETOOTH, socket and socketpair */
+		static const uint64_t fams[] = {38, 33, 15, 17, 30, 43, 44, 31, 0, 45, 63};
+		for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+			CHECK(run(0, m, x, 41, fams[i]) == ERR(EAFNOSUPPORT));
+			CHECK(run(0, m, x, 53, fams[i] | 0x700000000ull) == ERR(EAFNOSUPPORT));
+			CHECK(run(1, m, r, 198, fams[i]) == ERR(EAFNOSUPPORT));
+			CHECK(run(1, m, r, 199, fams[i]) == ERR(EAFNOSUPPORT));
+		}
 		CHECK(run(0, m, x, 41, 2) == SECCOMP_RET_ALLOW);
-		CHECK(run(0, m, x, 41, 41) == SECCOMP_RET_ALLOW);
-		CHECK(run(0, m, x, 41, 0x28 | 0x80000000ull) == SECCOMP_RET_ALLOW);
+		CHECK(run(0, m, x, 41, 10) == SECCOMP_RET_ALLOW);
+		CHECK(run(0, m, x, 53, 1) == SECCOMP_RET_ALLOW);
 		CHECK(run(1, m, r, 198, 1) == SECCOMP_RET_ALLOW);
+		CHECK(run(0, m, x, 41, 41) == ERR(EAFNOSUPPORT));
+		/* netlink: ROUTE allowed; XFRM (6), NETFILTER (12), CRYPTO (21),
+		 * GENERIC (16) refused, on the low 32 bits of the protocol */
+		CHECK(run3(0, m, x, 41, 16, 0) == SECCOMP_RET_ALLOW);
+		CHECK(run3(0, m, x, 41, 16, 0x500000000ull) == SECCOMP_RET_ALLOW);
+		CHECK(run3(1, m, r, 198, 16, 4) == SECCOMP_RET_ALLOW);
+		CHECK(run3(0, m, x, 41, 16, 6) == ERR(EPROTONOSUPPORT));
+		CHECK(run3(0, m, x, 41, 16, 0xffffffff00000006ull) == ERR(EPROTONOSUPPORT));
+		CHECK(run3(1, m, r, 198, 16, 6) == ERR(EPROTONOSUPPORT));
+		CHECK(run3(0, m, x, 41, 16, 12) == ERR(EPROTONOSUPPORT));
+		CHECK(run3(0, m, x, 41, 16, 21) == ERR(EPROTONOSUPPORT));
+		CHECK(run3(0, m, x, 41, 16, 16) == ERR(EPROTONOSUPPORT));
+		/* the protocol of other families is not the filter's business */
+		CHECK(run3(0, m, x, 41, 2, 6) == SECCOMP_RET_ALLOW);
 		/* clone: every CLONE_NEW* flag, alone or hidden among others */
 		static const uint32_t flags[] = {0x00020000, 0x02000000, 0x04000000, 0x08000000,
 						 0x10000000, 0x20000000, 0x40000000};
@@ -212,6 +242,9 @@ TEST(seccomp_programs_named_verdicts)
 		CHECK(run(0, m, AUDIT_ARCH_X86_64, 400, 0) == fall[m]);
 		CHECK(run(0, m, AUDIT_ARCH_X86_64, 134, 0) == fall[m]);
 		CHECK(run(0, m, AUDIT_ARCH_X86_64, 462, 0) == fall[m]);	/* mseal */
+		/* a domain past the family span: the kernel's own EAFNOSUPPORT */
+		CHECK(run(0, m, AUDIT_ARCH_X86_64, 41, 0x28 | 0x80000000ull) == fall[m]);
+		CHECK(run(0, m, AUDIT_ARCH_X86_64, 41, 64) == fall[m]);
 		CHECK(run(1, m, AUDIT_ARCH_AARCH64, 238, 0) == fall[m]);	/* migrate_pages */
 		/* libseccomp's one exception to the x32 rule: -1, "no call" */
 		CHECK(run(0, m, AUDIT_ARCH_X86_64, 0xffffffffu, 0) == fall[m]);
