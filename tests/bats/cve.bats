@@ -395,3 +395,48 @@ except OSError as e:
 	assert_status 0
 	[ "$output" = EPERM ]
 }
+
+# ---- crun CVE-2026-88264/88265: stdio reopened through a symlink ----
+# What kern itself opens for a box's stdio is a detached box's log
+# (<runtime>/logs/NAME-PID.log) and /dev/null for its stdin; the rest is
+# the caller's own descriptors, passed as they are (OT-4 covers a root box
+# reopening them through /proc/self/fd).
+
+@test "CVE-2026-88264: a detached box's log directory planted as a symlink is refused, nothing written through it [rootless]" {
+	victim=$BATS_TEST_TMPDIR/victim
+	mkdir -p "$victim"
+	"$KERN" box cvelog0 --image host -q -- true
+	rt=$(runtime_dir)
+	rm -rf "$rt/logs"
+	ln -s "$victim" "$rt/logs"
+	run --separate-stderr "$KERN" box cvelog1 -d --image host -q -- echo written
+	assert_status 125
+	[[ $stderr == "kern: sandbox setup failed: "*"$rt/logs"* ]]
+	[ -z "$(ls -A "$victim")" ]
+	rm "$rt/logs"
+}
+
+@test "CVE-2026-88265: a detached box's log file planted as a symlink to a host file is never written through [rootless]" {
+	victim=$BATS_TEST_TMPDIR/victim-file
+	echo original >"$victim"
+	"$KERN" box cvelog2 --image host -q -- true
+	rt=$(runtime_dir)
+	mkdir -p "$rt/logs"
+	# The log is named after the supervisor's pid: plant a link for each
+	# of the next 3000 pids.
+	python3 -c 'import os, sys
+last = int(open("/proc/sys/kernel/ns_last_pid").read())
+for p in range(last + 1, last + 3001):
+    os.symlink(sys.argv[1], "%s/cvelog3-%d.log" % (sys.argv[2], p))' "$victim" "$rt/logs"
+	run --separate-stderr "$KERN" box cvelog3 -d --image host -q -- echo written
+	sleep 0.5
+	[ "$(cat "$victim")" = original ]
+	# the planted name was hit: refused (ELOOP); a pid past the planted
+	# range would have run without touching the victim either
+	if [ "$status" = 125 ]; then
+		[[ $stderr == "kern: sandbox setup failed: open $rt/logs/cvelog3-"*".log: "* ]]
+	else
+		echo "# the supervisor's pid fell outside the planted range (status $status)" >&3
+	fi
+	find "$rt/logs" -name 'cvelog3-*' -type l -delete
+}
