@@ -440,3 +440,33 @@ for p in range(last + 1, last + 3001):
 	fi
 	find "$rt/logs" -name 'cvelog3-*' -type l -delete
 }
+
+@test "CVE-2026-87766: a rootfs whose directories are symlinks to host directories: /dev, --tmpfs, -v targets and --workdir create nothing on the host [rootless]" {
+	hostile_rootfs
+	# (a /proc symlink fails every box at once: the race test covers it)
+	rm -rf "$r/dev" "$r/tmp"
+	for d in dev tmp work mnt; do
+		mkdir -p "$host/$d"
+		ln -s "$host/$d" "$r/$d"
+	done
+	src=$BATS_TEST_TMPDIR/src
+	mkdir -p "$src"
+	for mode in "" --bind-rootfs; do
+		for flags in "--tmpfs /tmp/t" "--workdir /work/sub" "-v $src:/mnt/x" ""; do
+			run "$KERN" box cve87766s --rootfs "$r" $mode $flags -- sh -c 'echo ran; stat -f -c %T /proc/ /dev/'
+			printf '%s\n' "$mode $flags: $status $output"
+			# the box either ran on kern's own /proc and /dev, or failed
+			if [ "$status" = 0 ]; then
+				[ "${lines[1]}" = proc ] && [ "${lines[2]}" = tmpfs ]
+			else
+				[ "$status" = 125 ]
+			fi
+			[ -z "$(find "$host" -mindepth 2)" ] || { echo "created on the host:"; find "$host"; return 1; }
+		done
+		# --bind-rootfs lets kern replace the image's /dev symlink in DIR
+		# itself (MNT-9): put the hostile links back
+		for d in dev tmp; do
+			[ -L "$r/$d" ] || { rm -rf "$r/$d"; ln -s "$host/$d" "$r/$d"; }
+		done
+	done
+}
