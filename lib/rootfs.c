@@ -333,6 +333,23 @@ static void bind_devices(int rootfd, const char *root, const struct fs_config *c
 	}
 }
 
+/* Bind src (each entry onto itself when src is -1) over every entry of
+ * names that exists in the procfs at proc. */
+static void mask_binds(int proc, const char *const *names, size_t n, int src, const struct bind_opts *o)
+{
+	const char *what;
+	char path[64];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof path, "/proc/%s", names[i]);
+		int fd = openat(proc, names[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (bind_fd(src < 0 ? fd : src, fd, path, o, &what) < 0)
+			step_fail("mask %s: %s: %s", path, what, strerror(errno));
+		close(fd);
+	}
+}
+
 /* The /proc masks of isolation.md §4.3, every one made by descriptor from
  * the procfs proc_verified() proved and a null device proved by its device
  * number, whatever the box's /dev and /proc names lead to by now (runc
@@ -355,22 +372,8 @@ static void mask_proc(int proc, int null)
 	if (fd < 0 || bind_fd(fd, fd, "/proc/sys", &ro, &what) < 0)
 		step_fail("read-only bind of /proc/sys: %s", strerror(errno));
 	close(fd);
-	for (size_t i = 0; i < sizeof ro_self / sizeof ro_self[0]; i++) {
-		snprintf(path, sizeof path, "/proc/%s", ro_self[i]);
-		if ((fd = openat(proc, ro_self[i], O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
-			continue;
-		if (bind_fd(fd, fd, path, &ro, &what) < 0)
-			step_fail("read-only bind of %s: %s: %s", path, what, strerror(errno));
-		close(fd);
-	}
-	for (size_t i = 0; i < sizeof null_over / sizeof null_over[0]; i++) {
-		snprintf(path, sizeof path, "/proc/%s", null_over[i]);
-		if ((fd = openat(proc, null_over[i], O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
-			continue;
-		if (bind_fd(null, fd, path, &dev, &what) < 0)
-			step_fail("bind /dev/null over %s: %s: %s", path, what, strerror(errno));
-		close(fd);
-	}
+	mask_binds(proc, ro_self, sizeof ro_self / sizeof ro_self[0], -1, &ro);
+	mask_binds(proc, null_over, sizeof null_over / sizeof null_over[0], null, &dev);
 	for (size_t i = 0; i < sizeof tmpfs_over / sizeof tmpfs_over[0]; i++) {
 		snprintf(path, sizeof path, "/proc/%s", tmpfs_over[i]);
 		if ((fd = openat(proc, tmpfs_over[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
