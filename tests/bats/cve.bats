@@ -474,3 +474,48 @@ for p in range(last + 1, last + 3001):
 		done
 	done
 }
+
+@test "CVE-2026-87766: a racing loop swaps a --bind-rootfs root's /dev, /tmp and /work for symlinks to the host while 40 boxes start: nothing is created on the host, every box runs on kern's /dev and /proc or fails with 125 [rootless]" {
+	r=$(mkrootfs "$BATS_TEST_TMPDIR/rootfs")
+	mkdir -p "$r/dev" "$r/proc" "$r/tmp" "$r/work"
+	host=$BATS_TEST_TMPDIR/host-side
+	mkdir -p "$host/dev" "$host/tmp" "$host/work"
+	# The racer: each directory is renamed away and a symlink to the host
+	# put in its place, then back, as fast as one process can.
+	python3 -c 'import os, sys, time
+r, host, stop = sys.argv[1:4]
+end = time.time() + 90
+while time.time() < end and not os.path.exists(stop):
+    for d in ("dev", "tmp", "work"):
+        p, aside = os.path.join(r, d), os.path.join(r, "." + d)
+        try:
+            os.rename(p, aside)
+            os.symlink(os.path.join(host, d), p)
+            os.unlink(p)
+            os.rename(aside, p)
+        except OSError:
+            pass' "$r" "$host" "$BATS_TEST_TMPDIR/stop" &
+	racer=$!
+	ran=0 refused=0
+	for i in $(seq 40); do
+		run "$KERN" box "race$i" --rootfs "$r" --bind-rootfs -q --tmpfs /tmp/t --workdir /work \
+			-- sh -c 'exec 2>&-; for m in /proc/ /dev/ /tmp/t/; do echo "$m $(stat -f -c %T $m || echo gone)"; done'
+		case $status in
+		0)	# The racer goes on while the box runs and may have renamed
+			# /dev or /tmp away by then ("gone"), never put a directory
+			# of the rootfs in their place.
+			for line in "${lines[@]}"; do
+				case $line in "/proc/ proc" | "/dev/ tmpfs" | "/tmp/t/ tmpfs" | *" gone") ;;
+				*) echo "box $i: $line"; touch "$BATS_TEST_TMPDIR/stop"; return 1 ;;
+				esac
+			done
+			ran=$((ran + 1)) ;;
+		125)	refused=$((refused + 1)) ;;
+		*)	echo "box $i: $status $output"; touch "$BATS_TEST_TMPDIR/stop"; return 1 ;;
+		esac
+	done
+	touch "$BATS_TEST_TMPDIR/stop"
+	wait "$racer" || true
+	echo "# FACT: $ran boxes ran, $refused failed closed" >&3
+	[ -z "$(find "$host" -mindepth 2)" ] || { echo "created on the host:"; find "$host"; return 1; }
+}
