@@ -15,13 +15,20 @@ MODE decides the /v2/ challenge:
                     redirect-http redirects its layer to plain http
 
 The repository name picks the lie (see REPOS below); `good` is a valid
-one-layer image used as the positive control.
+one-layer image used as the positive control. Two repositories fail only
+the FIRST fetch of their 2 MiB layer and serve it right afterwards, so a
+retry succeeds (bench/soak): `reset-once` sends half of it and resets the
+connection, `digest-once` sends other bytes of the same size, `stall-once`
+sends half and then nothing for 60 s (the soak kills the pull meanwhile).
 """
 import gzip
 import hashlib
 import io
 import json
 import os
+import random
+import socket
+import struct
 import sys
 import tarfile
 import threading
@@ -140,10 +147,36 @@ add("attest", index([{"mediaType": "application/vnd.oci.image.manifest.v1+json",
 add("redirect-loop", GOOD)
 add("redirect-ok", GOOD)
 add("redirect-http", GOOD)
+# Faults that happen once (bench/soak). Stored deflate blocks (level 0):
+# the compressed size depends only on the length, so the wrong bytes
+# have the declared size and only the digests can tell.
+BIG_TAR = make_tar([("big", random.Random(15).randbytes(2 << 20))])
+BIG = gzip.compress(BIG_TAR, compresslevel=0, mtime=0)
+BIG_OTHER = gzip.compress(make_tar([("big", random.Random(16).randbytes(2 << 20))]), compresslevel=0, mtime=0)
+assert len(BIG) == len(BIG_OTHER)
+BLOBS[sha(BIG)] = BIG
+BIG_DESC = {"mediaType": LAYER_DESC["mediaType"], "digest": sha(BIG), "size": len(BIG)}
+BIG_CFG = config(diff_ids=[sha(BIG_TAR)], cfg={"Cmd": ["/big"]})
+add("reset-once", manifest(BIG_CFG, layers=[BIG_DESC]))
+add("digest-once", manifest(BIG_CFG, layers=[BIG_DESC]))
+add("stall-once", manifest(BIG_CFG, layers=[BIG_DESC]))
+FAULTED = set()  # repos whose one fault was served
 
 
 class H(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+
+    def reset_midway(self, body, stall=0.3):
+        """Announce all of body, send half, wait, then reset the connection
+        (SO_LINGER 0 turns the close into an RST)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[:len(body) // 2])
+        time.sleep(stall)  # the client is extracting by now: the reset lands mid-layer
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
 
     def log_message(self, *a):
         pass
@@ -226,6 +259,17 @@ class H(BaseHTTPRequestHandler):
                 return self.send(307, b"", headers={"Location": "http://127.0.0.1:%d/v2/good/blobs/%s" % (PORT, ref)})
             if repo == "redirect-ok" and ref == sha(LAYER) and "hop" not in self.path:
                 return self.send(307, b"", headers={"Location": "/v2/redirect-ok/blobs/%s?hop=1" % ref})
+            if repo in ("reset-once", "digest-once", "stall-once") and ref == sha(BIG):
+                with LOCK:
+                    first = repo not in FAULTED
+                    FAULTED.add(repo)
+                    LOG.write("FAULT %s %s\n" % (repo, "served" if first else "spent"))
+                if first and repo == "digest-once":
+                    return self.send(200, BIG_OTHER, "application/octet-stream")
+                if first and repo == "stall-once":
+                    return self.reset_midway(BIG, stall=60)
+                if first:
+                    return self.reset_midway(BIG)
             body = LIE_BLOB.get(ref, BLOBS.get(ref))
             if body is None:
                 return self.error(404, "BLOB_UNKNOWN")
