@@ -26,6 +26,10 @@ from mcp_peer import StdioPeer  # noqa: E402
 
 from kern_sandbox.mcp.versions import SUPPORTED  # noqa: E402
 
+# kern-mcp's own behaviour over the Sandbox, whose boxes the package's
+# suites run as every user: tests/run's unprivileged run leaves it out.
+pytestmark = pytest.mark.any_user
+
 # Debian's matplotlib reads /etc/matplotlibrc, which the host image's /etc
 # does not carry: the cell points it at the copy under /usr.
 CHART = ("import os\nos.environ['MATPLOTLIBRC'] = '/usr/share/matplotlib/mpl-data/matplotlibrc'\n"
