@@ -444,9 +444,15 @@ teardown() { boxes_cleanup; }
 	base=$("$KERN" exec sig -- sh -c 'ls /proc | grep -c "^[0-9]"')
 	"$KERN" exec sig -- sleep 61 &
 	ex=$!
-	sleep 0.5
-	run "$KERN" exec sig -- sh -c 'ls /proc | grep -c "^[0-9]"'
-	[ "$output" -gt "$base" ]
+	# The second exec is in the box once its command shows (a loaded host
+	# can take longer than any fixed pause to start it).
+	end=$((SECONDS + 15))
+	while :; do
+		n=$("$KERN" exec sig -- sh -c 'ls /proc | grep -c "^[0-9]"')
+		[ "$n" -gt "$base" ] || [ "$SECONDS" -ge "$end" ] && break
+		sleep 0.05
+	done
+	[ "$n" -gt "$base" ]
 	kill -9 "$ex"
 	wait "$ex" 2>/dev/null || true
 	# Up to 15 s: on a loaded host each probe is itself a kern exec.
