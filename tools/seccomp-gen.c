@@ -78,8 +78,9 @@ static void generate(const char *outpath, const char *pfcdir)
 		     "#ifndef KERN_SECCOMP_BPF_H\n#define KERN_SECCOMP_BPF_H\n\n"
 		     "#include <linux/filter.h>\n\n"
 		     "#define KERN_SECCOMP_NARCH %d\n#define KERN_SECCOMP_NMODE %d\n"
-		     "#define KERN_SECCOMP_NKILL %d\n#define KERN_SECCOMP_NENOSYS %d\n\n",
-		v->major, v->minor, v->micro, NARCH, NMODE, NKILL, NENOSYS);
+		     "#define KERN_SECCOMP_NKILL %d\n#define KERN_SECCOMP_NENOSYS %d\n"
+		     "#define KERN_SECCOMP_TIOCSTI 0x%XU\n#define KERN_SECCOMP_TIOCLINUX 0x%XU\n\n",
+		v->major, v->minor, v->micro, NARCH, NMODE, NKILL, NENOSYS, TIOCSTI_NR, TIOCLINUX_NR);
 	for (int a = 0; a < NARCH; a++) {
 		struct sets s;
 		char name[128];
@@ -92,9 +93,9 @@ static void generate(const char *outpath, const char *pfcdir)
 		emit_ints(out, name, s.enosys, NENOSYS);
 		fprintf(out, "#define KERN_SECCOMP_SOCKETPAIR_%s %d\n", arches[a].name, s.socketpair_nr);
 		fprintf(out, "#define KERN_SECCOMP_SOCKET_%s %d\n#define KERN_SECCOMP_CLONE_%s %d\n"
-			     "#define KERN_SECCOMP_AUDIT_ARCH_%s 0x%08XU\n\n",
-			arches[a].name, s.socket_nr, arches[a].name, s.clone_nr, arches[a].name,
-			arches[a].audit);
+			     "#define KERN_SECCOMP_IOCTL_%s %d\n#define KERN_SECCOMP_AUDIT_ARCH_%s 0x%08XU\n\n",
+			arches[a].name, s.socket_nr, arches[a].name, s.clone_nr, arches[a].name, s.ioctl_nr,
+			arches[a].name, arches[a].audit);
 		for (int m = 0; m < NMODE; m++) {
 			scmp_filter_ctx ctx = build(a, m, &s);
 			size_t len;

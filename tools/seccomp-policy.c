@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "seccomp-policy.h"
@@ -35,6 +36,8 @@ static const char *const reviewed_set[] = {
 };
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 _Static_assert(COUNT(kill_set) == NKILL && COUNT(enosys_set) == NENOSYS, "isolation.md §6.1: 24 + 11");
+_Static_assert(TIOCSTI == TIOCSTI_NR && TIOCLINUX == TIOCLINUX_NR, "asm-generic terminal ioctls");
+static const uint32_t tty_denied[] = {TIOCSTI_NR, TIOCLINUX_NR};
 
 const struct arch_info arches[NARCH] = {
 	{"x86_64", SCMP_ARCH_X86_64, AUDIT_ARCH_X86_64},
@@ -215,6 +218,8 @@ void check_policy(void)
 			complain("%s: socketpair must be an allowed call", t->path);
 		if (lookup(t, "clone") < 0 || classify("clone") != C_ALLOW)
 			complain("%s: clone must be an allowed call", t->path);
+		if (lookup(t, "ioctl") < 0 || classify("ioctl") != C_ALLOW)
+			complain("%s: ioctl must be an allowed call", t->path);
 	}
 	if (errors)
 		die("%d inconsistencies in the seccomp policy", errors);
@@ -275,6 +280,7 @@ void resolve(int a, struct sets *s)
 	s->socket_nr = lookup(t, "socket");
 	s->socketpair_nr = lookup(t, "socketpair");
 	s->clone_nr = lookup(t, "clone");
+	s->ioctl_nr = lookup(t, "ioctl");
 }
 
 /* libseccomp reads a rule's syscall number as the BUILD host's number and
@@ -359,6 +365,29 @@ static void socket_rules(scmp_filter_ctx ctx, int a, const char *name, int allow
 	}
 }
 
+/* Allow rules for every value of the low 32 bits of argument arg but the
+ * denied ones, as disjoint prefixes: below (mask, value) split on the next
+ * bit until a half holds no denied value; that half is one masked
+ * comparison. Two denied values take 34 rules. */
+static void allow_all_but(scmp_filter_ctx ctx, int a, const char *name, unsigned arg,
+			  const uint32_t *deny, size_t n, uint32_t mask, uint32_t value, int bit)
+{
+	size_t hits = 0;
+	for (size_t i = 0; i < n; i++)
+		hits += (deny[i] & mask) == value;
+	if (!hits) {
+		struct scmp_arg_cmp c = {.arg = arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = mask,
+					 .datum_b = value};
+		rule(ctx, a, SCMP_ACT_ALLOW, name, 1, &c);
+		return;
+	}
+	if (bit < 0)
+		return;	/* exactly a denied value */
+	uint32_t b = 1u << bit;
+	allow_all_but(ctx, a, name, arg, deny, n, mask | b, value, bit - 1);
+	allow_all_but(ctx, a, name, arg, deny, n, mask | b, value | b, bit - 1);
+}
+
 /* One program: the §6.2 prologue, then the mode's table (§6.3). */
 scmp_filter_ctx build(int a, int mode, const struct sets *s)
 {
@@ -401,6 +430,15 @@ scmp_filter_ctx build(int a, int mode, const struct sets *s)
 		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NS_FLAGS, 0);
 		rule(ctx, a, SCMP_ACT_ALLOW, "clone", 1, &c);
 	}
+	/* ioctl: TIOCSTI and TIOCLINUX on the low 32 bits of the request (all
+	 * the kernel reads of it) fail with EPERM; every other request is
+	 * allowed. */
+	for (size_t i = 0; i < COUNT(tty_denied); i++) {
+		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, tty_denied[i]);
+		rule(ctx, a, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &c);
+	}
+	if (fallthrough != SCMP_ACT_ALLOW)
+		allow_all_but(ctx, a, "ioctl", 1, tty_denied, COUNT(tty_denied), 0, 0, 31);
 
 	if (mode != 1) {
 		const struct table *t = &pinned[a];
@@ -408,14 +446,15 @@ scmp_filter_ctx build(int a, int mode, const struct sets *s)
 		for (int i = 0; i < t->n; i++) {
 			const char *name = t->calls[i].name;
 			if (classify(name) != C_ALLOW || !strcmp(name, "socket") || !strcmp(name, "socketpair") ||
-			    !strcmp(name, "clone"))
+			    !strcmp(name, "clone") || !strcmp(name, "ioctl"))
 				continue;
 			rule(ctx, a, SCMP_ACT_ALLOW, name, 0, NULL);
 			done++;
 		}
-		/* socket, socketpair and clone are allowed by their argument rules. */
-		if (done + 3 != s->nallow)
-			die("%s: %d allow rules for %d allowed numbers", arches[a].name, done + 3, s->nallow);
+		/* socket, socketpair, clone and ioctl are allowed by their argument
+		 * rules. */
+		if (done + 4 != s->nallow)
+			die("%s: %d allow rules for %d allowed numbers", arches[a].name, done + 4, s->nallow);
 	}
 	return ctx;
 }

@@ -17,6 +17,12 @@
 #define FAMILY_SPAN 64
 #define NETLINK_SPAN 32
 #define CLONE_NS_FLAGS 0x7E020000u
+/* The ioctl requests that write into a terminal's input queue (TIOCSTI)
+ * or drive a virtual console (TIOCLINUX): refused with EPERM in every mode
+ * (box-cli.md §2). The asm-generic numbers, the same on x86_64 and
+ * aarch64. */
+#define TIOCSTI_NR 0x5412u
+#define TIOCLINUX_NR 0x541Cu
 
 #define NARCH 2
 #define NKILL 24
@@ -45,7 +51,7 @@ struct sets {
 	int allow[MAX_CALLS], nallow;
 	int kill[NKILL];
 	int enosys[NENOSYS];
-	int socket_nr, socketpair_nr, clone_nr;
+	int socket_nr, socketpair_nr, clone_nr, ioctl_nr;
 };
 
 extern struct table pinned[NARCH];

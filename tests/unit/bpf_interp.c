@@ -171,6 +171,7 @@ uint32_t seccomp_reference(int arch_index, int mode, const struct bpf_seccomp_da
 	uint32_t socket_nr = arch_index ? KERN_SECCOMP_SOCKET_aarch64 : KERN_SECCOMP_SOCKET_x86_64;
 	uint32_t socketpair_nr = arch_index ? KERN_SECCOMP_SOCKETPAIR_aarch64 : KERN_SECCOMP_SOCKETPAIR_x86_64;
 	uint32_t clone_nr = arch_index ? KERN_SECCOMP_CLONE_aarch64 : KERN_SECCOMP_CLONE_x86_64;
+	uint32_t ioctl_nr = arch_index ? KERN_SECCOMP_IOCTL_aarch64 : KERN_SECCOMP_IOCTL_x86_64;
 	uint32_t nr = (uint32_t)d->nr;
 
 	/* §6.2.1: any other architecture, i386 int 0x80 included. */
@@ -207,6 +208,11 @@ uint32_t seccomp_reference(int arch_index, int mode, const struct bpf_seccomp_da
 			return SECCOMP_RET_ALLOW;
 		return mode == 0 ? RET_ERRNO(ENOSYS) : mode == 1 ? SECCOMP_RET_ALLOW : SECCOMP_RET_LOG;
 	}
+	/* box-cli.md §2: no pushing input into a terminal, no console
+	 * control, on the low 32 bits of the request. */
+	if (nr == ioctl_nr && ((uint32_t)d->args[1] == KERN_SECCOMP_TIOCSTI ||
+			       (uint32_t)d->args[1] == KERN_SECCOMP_TIOCLINUX))
+		return RET_ERRNO(EPERM);
 	/* §6.3 */
 	if (mode == 1 || in(allow, nallow, nr))
 		return SECCOMP_RET_ALLOW;

@@ -146,10 +146,15 @@ TEST(seccomp_programs_pass_the_kernel_loader_checks)
 		}
 }
 
+static uint32_t run2(int a, int m, uint32_t arch, uint32_t nr, uint64_t a0, uint64_t a1)
+{
+	struct bpf_seccomp_data d = {.nr = (int32_t)nr, .arch = arch, .args = {a0, a1}};
+	return bpf_run(kern_seccomp_progs[a][m].insns, kern_seccomp_progs[a][m].len, &d);
+}
+
 static uint32_t run(int a, int m, uint32_t arch, uint32_t nr, uint64_t a0)
 {
-	struct bpf_seccomp_data d = {.nr = (int32_t)nr, .arch = arch, .args = {a0}};
-	return bpf_run(kern_seccomp_progs[a][m].insns, kern_seccomp_progs[a][m].len, &d);
+	return run2(a, m, arch, nr, a0, 0);
 }
 
 /* The same with a third argument (socket's protocol). */
@@ -231,6 +236,27 @@ TEST(seccomp_programs_named_verdicts)
 		CHECK(run(0, m, x, 56, 0x003d0f00) == SECCOMP_RET_ALLOW);	/* pthread's */
 		CHECK(run(0, m, x, 56, 0x7e02000000000000ull) == SECCOMP_RET_ALLOW);	/* high half only */
 		CHECK(run(1, m, r, 220, 0x01200011) == SECCOMP_RET_ALLOW);
+		/* ioctl: TIOCSTI (0x5412) and TIOCLINUX (0x541C) on the low 32
+		 * bits of the request are EPERM, whatever the fd and the high
+		 * half; their neighbours and the usual terminal ioctls run. */
+		CHECK(KERN_SECCOMP_IOCTL_x86_64 == 16 && KERN_SECCOMP_IOCTL_aarch64 == 29);
+		static const uint64_t pushed[] = {0x5412, 0x541C, 0xffffffff00005412ull, 0x100005412ull,
+						  0x800000000000541Cull};
+		for (int i = 0; i < 5; i++) {
+			CHECK(run2(0, m, x, 16, 0, pushed[i]) == ERR(EPERM));
+			CHECK(run2(0, m, x, 16, 2, pushed[i]) == ERR(EPERM));
+			CHECK(run2(1, m, r, 29, 7, pushed[i]) == ERR(EPERM));
+		}
+		static const uint64_t fine[] = {0x5401 /* TCGETS */, 0x5402, 0x5413 /* TIOCGWINSZ */,
+						0x5414, 0x540E /* TIOCSCTTY */, 0x5411, 0x541B, 0x541D,
+						0x5410, 0x5416, 0x5418, 0x541A, 0x541E, 0x4412, 0x15412,
+						0x80045430 /* TIOCGPTN */, 0, 0xffffffff, 0x5412ull << 1};
+		for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+			CHECK(run2(0, m, x, 16, 0, fine[i]) == SECCOMP_RET_ALLOW);
+			CHECK(run2(1, m, r, 29, 0, fine[i]) == SECCOMP_RET_ALLOW);
+		}
+		/* The request is argument 1: a TIOCSTI-valued fd is nothing. */
+		CHECK(run2(0, m, x, 16, 0x5412, 0x5401) == SECCOMP_RET_ALLOW);
 		/* plain allowed calls */
 		CHECK(run(0, m, x, 0, 0) == SECCOMP_RET_ALLOW && run(0, m, x, 59, 0) == SECCOMP_RET_ALLOW);
 		CHECK(run(1, m, r, 63, 0) == SECCOMP_RET_ALLOW && run(1, m, r, 221, 0) == SECCOMP_RET_ALLOW);
@@ -265,8 +291,9 @@ static int compare(int a, int m, const struct bpf_seccomp_data *d)
 	uint32_t got = bpf_run(kern_seccomp_progs[a][m].insns, kern_seccomp_progs[a][m].len, d);
 	uint32_t want = seccomp_reference(a, m, d);
 	if (got != want)
-		printf("# arch %d mode %d: arch 0x%x nr %d a0 0x%llx: program 0x%x, reference 0x%x\n", a, m,
-		       d->arch, d->nr, (unsigned long long)d->args[0], got, want);
+		printf("# arch %d mode %d: arch 0x%x nr %d a0 0x%llx a1 0x%llx: program 0x%x, reference 0x%x\n",
+		       a, m, d->arch, d->nr, (unsigned long long)d->args[0], (unsigned long long)d->args[1],
+		       got, want);
 	return got == want;
 }
 
@@ -286,8 +313,14 @@ TEST(seccomp_programs_equal_the_reference_table)
 			for (size_t ai = 0; ai < sizeof arches / sizeof arches[0]; ai++) {
 				for (uint32_t nr = 0; nr < 1100; nr++)
 					for (size_t k = 0; k < sizeof a0s / sizeof a0s[0]; k++) {
+						/* Argument 1 a terminal request now and then. */
+						uint64_t a1 = rnd();
+						if (k % 3 == 0)
+							a1 = (a1 & ~0xffffffffull) | (k % 2 ? 0x5412 : 0x541C);
+						else if (k % 3 == 1)
+							a1 = (a1 & ~0xffffffffull) | (0x5400 | (a1 & 0x3f));
 						struct bpf_seccomp_data d = {.nr = (int32_t)nr, .arch = arches[ai],
-									     .args = {a0s[k], rnd()}};
+									     .args = {a0s[k], a1}};
 						bad += !compare(a, m, &d);
 					}
 				for (size_t k = 0; k < sizeof odd_nrs / sizeof odd_nrs[0]; k++) {
@@ -300,7 +333,8 @@ TEST(seccomp_programs_equal_the_reference_table)
 				struct bpf_seccomp_data d = {
 					.nr = (int32_t)(r & 1 ? r >> 33 : (r >> 8) % 520),
 					.arch = r & 2 ? native_audit[a] : (uint32_t)(r >> 32),
-					.args = {r & 4 ? rnd() : rnd() & 0xffffffffu, rnd(), rnd()},
+					.args = {r & 4 ? rnd() : rnd() & 0xffffffffu,
+						 r & 8 ? rnd() : (rnd() << 32) | (0x5400 | (r >> 40 & 0x3f)), rnd()},
 				};
 				bad += !compare(a, m, &d);
 			}
