@@ -91,6 +91,8 @@ static const char usage[] =
 	"lifetime:\n"
 	"  --timeout N            SIGTERM at N seconds, SIGKILL 2 s later\n"
 	"  -d, --detach           run in the background; print NAME\n"
+	"  -t, --tty              a terminal of the box's own for CMD (job control),\n"
+	"                         relayed to yours; stdin must be a terminal\n"
 	"  --init                 accepted: kern's init is always PID 1\n"
 	"  --label K=V            stored with the box, shown by `kern ps --json`\n"
 	"output:\n"
@@ -142,7 +144,7 @@ struct box_args {
 	struct ulimit_spec ulimits[LOCKDOWN_MAX_ULIMITS];
 	int nulimits;
 	char *ulimit_raw[LOCKDOWN_MAX_ULIMITS];
-	int show_config, plan, detach, quiet;
+	int show_config, plan, detach, quiet, tty;
 	int pull;
 	const char *platform;
 	char arch[16];
@@ -175,7 +177,7 @@ static const char *const valued[] = {
 static const char *const bare[] = {
 	"--ro", "--read-only", "--no-uid-range", "--uid-range", "--require-limits", "--net",
 	"--show-config", "-d", "--detach", "--init", "-q", "--quiet", "--allow-uncapped",
-	"--bind-rootfs", "--plan", NULL};
+	"--bind-rootfs", "--plan", "-t", "--tty", NULL};
 
 static int in_list(const char *const *list, const char *s)
 {
@@ -366,6 +368,8 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 		a->plan = 1;
 	} else if (!strcmp(f, "-d") || !strcmp(f, "--detach")) {
 		a->detach = 1;
+	} else if (!strcmp(f, "-t") || !strcmp(f, "--tty")) {
+		a->tty = 1;
 	} else if (!strcmp(f, "--init")) {
 		/* kern's init is always PID 1 (isolation.md §1). */
 	} else if (!strcmp(f, "-q") || !strcmp(f, "--quiet")) {
@@ -569,6 +573,16 @@ static int validate(struct box_args *a)
 		}
 		a->net = NET_EGRESS;
 	}
+	/* -t relays the caller's terminal: there must be one, and someone
+	 * attached to it (docker refuses the same way). --plan only prints. */
+	if (a->tty && a->detach) {
+		fatal("box", "-t cannot be combined with -d (a detached box has no terminal to relay)");
+		return EXIT_CLI;
+	}
+	if (a->tty && !a->plan && !a->show_config && !isatty(0)) {
+		fatal("box", "-t needs a terminal on stdin (the input device is not a TTY)");
+		return EXIT_CLI;
+	}
 	/* Capabilities and the security profile. */
 	if (a->untrusted) {
 		for (int i = 0; i < a->ncap_add; i++)
@@ -750,6 +764,8 @@ static void show_config(const struct box_args *a)
 			printf("%s%s", i ? "," : "", a->prof.devices[i]);
 		printf("\n");
 	}
+	if (a->tty)
+		printf("tty: true\n");
 	if (has_vdisk) {
 		printf("vdisks: ");
 		for (int i = 0; i < a->prof.nvdisks; i++)
@@ -1210,13 +1226,16 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 		l.devices[i].path = a->prof.devices[i];
 	l.fs.devices = l.devices;
 	l.fs.ndevices = a->prof.ndevices;
+	l.fs.tty = a->tty;
 	l.run.env = l.env.v;
 	l.run.argv = l.argv.v;
+	l.run.tty = a->tty;
 
 	struct supervisor s = {.runtime = l.runtime, .rec = &rec, .scratch = l.scratch, .cg = cg,
 			       .timeout = a->timeout, .started_fd = l.started_fd,
 			       .alive_fd = l.alive_fd, .detach_fd = detach_fd, .pid1 = pid1_main,
-			       .ctx = &l, .prepare = box_prepare, .clone_flags = ns_flags(&l.nc)};
+			       .ctx = &l, .prepare = box_prepare, .clone_flags = ns_flags(&l.nc),
+			       .tty = a->tty};
 	rc = supervise(&s);
 	close(l.sync[0]);
 	if (l.sync[1] >= 0)
@@ -1375,6 +1394,8 @@ static int box_plan(struct box_args *a)
 	opt("--seccomp", seccomp_mode_name(a->seccomp_mode));
 	snprintf(caps, sizeof caps, "%016" PRIx64, a->caps);
 	opt("--caps", caps);
+	if (a->tty)
+		opt("--tty", NULL);
 	printf(" -- \\\n  kern-fs");
 	opt("--root", root);
 	if (!host)
@@ -1389,6 +1410,8 @@ static int box_plan(struct box_args *a)
 		opt("--rootless", NULL);
 	if (a->net == NET_HOST)
 		opt("--net-host", NULL);
+	if (a->tty)
+		opt("--tty", NULL);
 	/* On a pure cgroup v2 host the box gets the read-only cgroup2 view. */
 	struct statfs cgfs;
 	if (statfs("/sys/fs/cgroup", &cgfs) == 0 && cgfs.f_type == CGROUP2_SUPER_MAGIC)
@@ -1436,6 +1459,8 @@ static int box_plan(struct box_args *a)
 		opt("--ulimit", a->ulimit_raw[i]);
 	if (a->apparmor)
 		opt("--apparmor", a->apparmor);
+	if (a->tty)
+		opt("--tty", NULL);
 	printf(" -- \\\n ");
 	for (size_t i = 0; i < l.argv.n; i++) {
 		putchar(' ');

@@ -10,10 +10,14 @@
  * and relays its status. The command's process changes directory,
  * resolves -u in the box's own files, takes the box's RECORDED
  * capabilities, AppArmor profile, no_new_privs and seccomp mode, closes
- * every other descriptor and execs. */
+ * every other descriptor and execs, in a session of its own (nothing it
+ * does reaches the caller's terminal or process group). With -t the
+ * relay makes a pty in the box (pty.h), the command takes its slave as
+ * its terminal and kern exec relays the master (ttyrelay.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +27,8 @@
 #include <linux/openat2.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -39,15 +45,17 @@
 #include "init.h"
 #include "lockdown.h"
 #include "path.h"
+#include "pty.h"
 #include "registry.h"
 #include "report.h"
 #include "strv.h"
 #include "supervise.h"
+#include "ttyrelay.h"
 #include "users.h"
 #include "xdg.h"
 
 static const char usage[] =
-	"usage: kern exec NAME [-w DIR] [-u <user>] [-e K=V]... [--env-file PATH] -- CMD [ARG...]\n"
+	"usage: kern exec NAME [-t] [-w DIR] [-u <user>] [-e K=V]... [--env-file PATH] -- CMD [ARG...]\n"
 	"\n"
 	"Run CMD inside the running box NAME: in its namespaces and cgroup, with its\n"
 	"environment, its recorded capabilities and seccomp mode.\n"
@@ -57,6 +65,8 @@ static const char usage[] =
 	"                         box's /etc/passwd and /etc/group (default: the box's)\n"
 	"  -e, --env K=V          set a variable on top of the box's environment\n"
 	"  --env-file PATH        KEY=VALUE lines (also /proc/self/fd/N)\n"
+	"  -t, --tty              a terminal in the box for CMD (job control), relayed\n"
+	"                         to yours; stdin must be a terminal\n"
 	"\n"
 	"KERN_STARTED_FD and KERN_ALIVE_FD work as for `kern box`.\n"
 	"\n"
@@ -77,6 +87,7 @@ struct exec_args {
 	int nenv_kv;
 	struct strv envfile;
 	char **cmd;
+	int tty;			/* -t */
 };
 
 struct exec_run {
@@ -93,6 +104,8 @@ struct exec_run {
 	int status_w;			/* command process -> kern exec: 'E' entered, 'R' refused */
 	int relay_w;			/* relay -> kern exec: the command's wait status */
 	int relay_pidfd;		/* the relay, for the command process to watch */
+	int pty_w;			/* -t: relay -> kern exec, the pty master */
+	int slave;			/* -t: the command's terminal; -1 */
 	sigset_t orig;
 };
 
@@ -154,6 +167,10 @@ static int parse(int argc, char **argv, struct exec_args *a)
 		char flag[32], *v;
 		char *eq = t[1] == '-' ? strchr(t, '=') : NULL;
 		snprintf(flag, sizeof flag, "%.*s", eq ? (int)(eq - t) : (int)strlen(t), t);
+		if ((!strcmp(flag, "-t") || !strcmp(flag, "--tty")) && !eq) {
+			a->tty = 1;
+			continue;
+		}
 		int known = !strcmp(flag, "-w") || !strcmp(flag, "--workdir") || !strcmp(flag, "-u") ||
 			    !strcmp(flag, "--user") || !strcmp(flag, "-e") || !strcmp(flag, "--env") ||
 			    !strcmp(flag, "--env-file");
@@ -196,6 +213,10 @@ static int parse(int argc, char **argv, struct exec_args *a)
 	if (i >= argc) {
 		fatal("box", "missing the command to run in box '%s'", a->name);
 		hint("kern exec %s -- CMD [ARG...]", a->name);
+		return EXIT_CLI;
+	}
+	if (a->tty && !isatty(0)) {
+		fatal("box", "-t needs a terminal on stdin (the input device is not a TTY)");
 		return EXIT_CLI;
 	}
 	a->cmd = argv + i;
@@ -378,6 +399,11 @@ static void __attribute__((noreturn)) command_main(struct exec_run *r)
 	if (pidfd_exited(r->relay_pidfd))
 		_exit(EXIT_NOEXEC);
 	close(r->relay_w);
+	/* A session of its own: the caller's terminal is nobody's controlling
+	 * terminal in the box, and kill(0, ...) reaches only the command's
+	 * own group. */
+	if (setsid() < 0)
+		refuse_inside(r, "setsid failed", 0);
 	/* From here on the command counts as started (box-cli.md §4). */
 	(void)write_all(r->status_w, "E", 1);
 
@@ -408,6 +434,14 @@ static void __attribute__((noreturn)) command_main(struct exec_run *r)
 			refuse_inside(r, msg, 0);
 		}
 	}
+	if (r->slave >= 0) {
+		/* The pty belongs to the user the command runs as (it takes
+		 * CAP_CHOWN, which the lockdown drops). */
+		if (r->ld.user_set && fchown(r->slave, r->ld.uid, (gid_t)-1) < 0)
+			refuse_inside(r, "-t: cannot chown the pty to the command's user", 0);
+		if (pty_take(r->slave) < 0)
+			refuse_inside(r, "-t: cannot make the pty the command's terminal", 0);
+	}
 	if (lockdown_apply(&r->ld, 1) != 0)
 		refuse_inside(r, "lockdown", 1);
 	if (!seccomp_installed())
@@ -437,11 +471,38 @@ static void __attribute__((noreturn)) command_main(struct exec_run *r)
 
 /* ---- the relay: joins the box, forks the command, relays its status ---- */
 
+/* -t, in the box's namespaces: a pty of the box's /dev/pts when it has
+ * one (kern box -t), else of a devpts instance made for this command and
+ * attached nowhere. The master goes to kern exec; the command keeps the
+ * slave. */
+static void open_tty(struct exec_run *r)
+{
+	char why[512];
+	int master, dir = pty_devpts_dir();
+	if (dir < 0)
+		dir = pty_devpts_detached();
+	if (dir < 0)
+		_exit(refuse(r->alive_fd, "-t: no devpts for box '%s': %s", r->rec.name, strerror(errno)));
+	if (pty_open(dir, 0, -1, &master, &r->slave, why, sizeof why) < 0)
+		_exit(refuse(r->alive_fd, "-t: %s", why));
+	close(dir);
+	char tag = PTY_TAG;
+	if (send_fds(r->pty_w, &tag, 1, &master, 1) < 0)
+		_exit(refuse(r->alive_fd, "-t: cannot hand the pty to kern exec: %s", strerror(errno)));
+	close(master);
+	close(r->pty_w);
+	r->pty_w = -1;
+}
+
 static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t parent)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(EXIT_NOEXEC);
+	/* Out of the caller's session and process group: only kern exec
+	 * signals the relay, and it passes on each signal once. */
+	if (setsid() < 0)
+		_exit(refuse(r->alive_fd, "setsid: %s", strerror(errno)));
 	/* The command's process is born in the box's pid namespace and keeps
 	 * this until its exec: nothing in the box may open its memory or its
 	 * descriptors (/proc/PID/fd, pidfd_getfd) meanwhile. */
@@ -467,6 +528,8 @@ static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t paren
 		close(r->nsfd[i]);
 		r->nsfd[i] = -1;
 	}
+	if (r->a->tty)
+		open_tty(r);
 	r->relay_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	pid_t child = fork();
 	if (child < 0)
@@ -476,13 +539,14 @@ static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t paren
 	close(r->status_w);
 	if (r->alive_fd >= 0)
 		close(r->alive_fd);
-	/* Forward what was sent to kern exec; the terminal's signals reached
-	 * the command's process group directly. */
+	if (r->slave >= 0)
+		close(r->slave);
+	/* Forward what kern exec passes on. */
 	sigset_t set;
 	init_signal_set(&set);
 	for (;;) {
 		int st;
-		forward_until_sigchld(child, &set);
+		forward_until_sigchld(child, &set, 0);
 		if (waitpid(child, &st, WNOHANG) == child) {
 			(void)write_all(r->relay_w, &st, sizeof st);
 			_exit(0);
@@ -492,27 +556,55 @@ static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t paren
 
 /* ---- kern exec itself: on the host ---- */
 
+/* One message from the relay: the pty master (-t), or nothing. */
+static void take_pty(int *sock, struct tty_relay *tr)
+{
+	char tag;
+	int fd = -1, nfds = 0;
+	long n = recv_fds(*sock, &tag, 1, &fd, 1, &nfds);
+	if (n == 1 && tag == PTY_TAG && nfds == 1)
+		tty_relay_begin(tr, fd);
+	else if (nfds == 1)
+		close(fd);
+	close(*sock);
+	*sock = -1;
+}
+
 static int run(struct exec_run *r)
 {
-	int status_p[2], relay_p[2], cst = 0, nsig = 0, forced = 0;
+	int status_p[2], relay_p[2], pty_p[2] = {-1, -1}, cst = 0, nsig = 0, forced = 0, done = 0;
 	sigset_t block;
+	struct tty_relay tr;
 
-	if (pipe2(status_p, O_CLOEXEC) < 0 || pipe2(relay_p, O_CLOEXEC) < 0)
+	tty_relay_init(&tr);
+	if (pipe2(status_p, O_CLOEXEC) < 0 || pipe2(relay_p, O_CLOEXEC) < 0 ||
+	    (r->a->tty && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pty_p) < 0))
 		return refuse(r->alive_fd, "pipe: %s", strerror(errno));
 	init_signal_set(&block);
+	if (r->a->tty)
+		sigaddset(&block, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &block, &r->orig);
+	int sigfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigfd < 0)
+		return refuse(r->alive_fd, "signalfd: %s", strerror(errno));
 	r->status_w = status_p[1];
 	r->relay_w = relay_p[1];
+	r->pty_w = pty_p[1];
 	r->relay_pidfd = -1;
 	pid_t self = getpid();
 	pid_t relay = fork();
 	if (relay == 0) {
 		close(status_p[0]);
 		close(relay_p[0]);
+		close(sigfd);
+		if (pty_p[0] >= 0)
+			close(pty_p[0]);
 		relay_main(r, self);
 	}
 	close(status_p[1]);
 	close(relay_p[1]);
+	if (pty_p[1] >= 0)
+		close(pty_p[1]);
 	for (size_t i = 0; i < BOX_NS_COUNT; i++)
 		if (r->nsfd[i] >= 0)
 			close(r->nsfd[i]);
@@ -523,26 +615,37 @@ static int run(struct exec_run *r)
 		close(r->alive_fd);
 	r->alive_fd = -1;
 
-	for (;;) {
-		siginfo_t si;
-		int sig = sigwaitinfo(&block, &si);
-		if (sig < 0)
-			continue;
-		if (sig == SIGCHLD) {
-			if (waitpid(relay, &cst, WNOHANG) == relay)
-				break;
-			continue;
-		}
-		if (si.si_code == SI_KERNEL)
-			continue;
-		if (++nsig == 1) {
-			kill(relay, sig);
-		} else {
-			/* A second one ends it: the command dies with its relay. */
-			forced = 128 + sig;
-			kill(relay, SIGKILL);
+	while (!done) {
+		struct pollfd p[4] = {{.fd = sigfd, .events = POLLIN}, {.fd = pty_p[0], .events = POLLIN}};
+		tty_relay_fds(&tr, p + 2);
+		if (poll(p, 4, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			take_pty(&pty_p[0], &tr);
+		tty_relay_pump(&tr, p + 2);
+		struct signalfd_siginfo si;
+		while (p[0].revents & POLLIN && read(sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+			int sig = (int)si.ssi_signo;
+			if (sig == SIGCHLD) {
+				done |= waitpid(relay, &cst, WNOHANG) == relay;
+			} else if (sig == SIGWINCH) {
+				tty_relay_resize(&tr);
+			} else if (++nsig == 1) {
+				/* The command is a session of its own: a terminal's
+				 * signal reached only kern exec; it is passed on once. */
+				kill(relay, sig);
+			} else {
+				/* A second one ends it: the command dies with its relay. */
+				forced = 128 + sig;
+				kill(relay, SIGKILL);
+			}
 		}
 	}
+	/* The command's last output, then the caller's terminal as it was. */
+	tty_relay_end(&tr);
+	if (pty_p[0] >= 0)
+		close(pty_p[0]);
+	close(sigfd);
 
 	/* What the command's process said: 'E' once inside, 'R' if refused. */
 	char buf[16];
@@ -584,7 +687,7 @@ static int run(struct exec_run *r)
 static int exec_main(int argc, char **argv)
 {
 	struct exec_args a = {0};
-	struct exec_run r = {.a = &a};
+	struct exec_run r = {.a = &a, .pty_w = -1, .slave = -1};
 	int rc;
 
 	r.alive_fd = env_fd("KERN_ALIVE_FD");

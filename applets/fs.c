@@ -36,6 +36,8 @@ static const char usage[] =
 	"  --rootless                overlay with userxattr (an unprivileged caller)\n"
 	"  --net-host                keep the host network (no lo setup; host resolv.conf)\n"
 	"  --cgroup2                 mount the read-only cgroup2 view at /sys/fs/cgroup\n"
+	"  --tty                     a devpts of the box's own at /dev/pts, /dev/ptmx\n"
+	"                            and /dev/tty (for kern-seccomp --tty)\n"
 	"  --workdir DIR             created if missing; the workload's cwd\n"
 	"  --mount type=bind,src=S,dst=D[,ro]   a bind (repeatable)\n"
 	"  --tmpfs PATH[:SIZE]       a tmpfs (repeatable)\n"
@@ -68,6 +70,7 @@ static int fs_main(int argc, char **argv)
 		if (!strcmp(f, "--rootless")) { c.rootless = 1; continue; }
 		if (!strcmp(f, "--net-host")) { c.net_host = 1; continue; }
 		if (!strcmp(f, "--cgroup2")) { c.cgroup2 = 1; continue; }
+		if (!strcmp(f, "--tty")) { c.tty = 1; continue; }
 		if (!v)
 			goto bad;
 		i++;

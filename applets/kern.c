@@ -5,6 +5,7 @@
 
 #include "applet.h"
 #include "diag.h"
+#include "proctitle.h"
 #include "version.h"
 
 static const char usage[] =
@@ -75,6 +76,7 @@ int main(int argc, char **argv)
 
 	base = base ? base + 1 : (argv[0] ? argv[0] : "kern");
 	diag_init();
+	proctitle_init(argc, argv);
 	if (strncmp(base, "kern-", 5) == 0 && (a = applet_find(base + 5)))
 		return run(a, argc, argv);
 	if (argc < 2) {

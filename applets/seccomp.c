@@ -25,8 +25,10 @@
 static const char usage[] =
 	"usage: kern-seccomp [options] -- CMD [ARG...]\n"
 	"\n"
-	"Lock this process down and run CMD as its child, staying as init: reap\n"
-	"every orphan, forward SIGTERM/INT/HUP/QUIT/USR1/USR2, report how CMD ended.\n"
+	"Lock this process down and run CMD as its child, in a session of its own,\n"
+	"staying as init: reap every orphan, forward SIGTERM/INT/HUP/QUIT/USR1/USR2\n"
+	"sent from outside the box, report how CMD ended. /proc/1/cmdline reads\n"
+	"kern-init.\n"
 	"\n"
 	"  --env K=V            add to the environment (in order; later wins)\n"
 	"  --env-file PATH      KEY=VALUE lines (/proc/self/fd/N for an inherited fd)\n"
@@ -35,6 +37,8 @@ static const char usage[] =
 	"  --seccomp MODE       allowlist (default), denylist, allowlist-audit\n"
 	"  --ulimit NAME=SOFT[:HARD]   setrlimit (repeatable)\n"
 	"  --apparmor PROFILE   enter a loaded AppArmor profile at exec\n"
+	"  --tty                CMD's fds 0-2 and controlling terminal are a new pty\n"
+	"                       of the box's /dev/pts; its master goes to kern-wait\n"
 	"\n"
 	"The environment starts empty but for PATH, HOME=/root, TERM=xterm and\n"
 	"HOSTNAME. Setup failures exit 125; a command that cannot be started 126\n"
@@ -63,6 +67,10 @@ static int seccomp_main(int argc, char **argv)
 	rc.ld.seccomp_mode = SECCOMP_ALLOWLIST;
 	for (int i = 1; i < next - 1; i++) {
 		f = argv[i];
+		if (!strcmp(f, "--tty")) {
+			rc.tty = 1;
+			continue;
+		}
 		const char *v = i + 1 < next - 1 ? argv[++i] : NULL;
 		if (!v)
 			goto bad;

@@ -33,6 +33,8 @@ static const char usage[] =
 	"  --memory SIZE, --pids-limit N, --cpus C, --require-limits, --allow-uncapped\n"
 	"                          the limits kern-cg applied (to find and verify its cgroup)\n"
 	"  --overlay               make upper/ and work/ in scratch for an overlay root\n"
+	"  --tty                   relay the pty kern-seccomp --tty makes to this\n"
+	"                          terminal (raw mode while the box runs)\n"
 	"  --image REF, --label K=V, --seccomp MODE, --caps HEX, --user UID:GID\n"
 	"                          recorded for `kern ps` and `kern exec`\n"
 	"  --lower DIR             the root's lower directory, recorded so that image\n"
@@ -46,6 +48,7 @@ struct wait_args {
 	unsigned long long timeout;
 	struct cg_limits limits;
 	int overlay;
+	int tty;
 	struct box_record rec;
 	char **next;
 };
@@ -79,6 +82,10 @@ static int parse(char **argv, int end, struct wait_args *w)
 		}
 		if (!strcmp(f, "--overlay")) {
 			w->overlay = 1;
+			continue;
+		}
+		if (!strcmp(f, "--tty")) {
+			w->tty = 1;
 			continue;
 		}
 		if (!v)
@@ -170,7 +177,7 @@ static int wait_main(int argc, char **argv)
 	struct supervisor s = {.runtime = w.runtime, .rec = &w.rec, .scratch = w.rec.scratch,
 			       .cg = cg, .timeout = w.timeout, .started_fd = started_fd,
 			       .alive_fd = env_fd("KERN_ALIVE_FD"), .detach_fd = -1, .chain = 1,
-			       .pid1 = pid1_exec, .ctx = &w};
+			       .pid1 = pid1_exec, .ctx = &w, .tty = w.tty};
 	rc = supervise(&s);
 	if (silent_single && rc != 0 && rc != EXIT_SETUP)
 		note("%s", single_map_note);

@@ -66,6 +66,7 @@ struct fs_config {
 	int ntmpfs;
 	struct dev_spec *devices;
 	int ndevices;
+	int tty;		/* -t: a devpts of the box's own at /dev/pts, /dev/ptmx, /dev/tty */
 };
 
 /* kern-ns (isolation.md §3). */
@@ -82,6 +83,7 @@ struct run_config {
 	char **env;		/* final KEY=VALUE list, NULL-terminated */
 	struct lockdown ld;
 	char **argv;		/* the command */
+	int tty;		/* -t: the workload's fds 0-2 are a pty of the box's own */
 };
 
 #endif

@@ -21,8 +21,10 @@ extern const int init_forwarded[6];
  * waits for. */
 void init_signal_set(sigset_t *set);
 /* Wait (set blocked) until SIGCHLD arrives, passing every other signal of
- * set on to child. Terminal signals (si_code SI_KERNEL) are not passed on:
- * they reached the child's process group directly. */
-void forward_until_sigchld(pid_t child, const sigset_t *set);
+ * set on to child. The child is in a session of its own, so nothing else
+ * (no terminal, no kill of the caller's group) reaches it: every signal
+ * is passed on once. outside_only (init): only those sent from outside
+ * the box's pid namespace. */
+void forward_until_sigchld(pid_t child, const sigset_t *set, int outside_only);
 
 #endif

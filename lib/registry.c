@@ -192,6 +192,45 @@ static void record_path(char *out, size_t len, const char *runtime, const char *
 	snprintf(out, len, "%s/instances/%s", runtime, name);
 }
 
+/* The name lock, claims/NAME.lock, held with flock. Whoever holds it may
+ * unlink it once the name has no record left (lock_drop), so the claims
+ * directory does not grow with every name ever used. A waiter can then
+ * wake up holding a file that is no longer the name's lock, while a newer
+ * claimant holds the new one: after each flock it checks that the path
+ * still names the file it locked, and starts over if not. Returns the
+ * held descriptor, or -1 (errno). */
+static int lock_name(const char *lock)
+{
+	for (;;) {
+		struct stat held, named;
+		int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -1;
+		if (flock(fd, LOCK_EX) < 0) {
+			int e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (fstat(fd, &held) == 0 && lstat(lock, &named) == 0 && held.st_dev == named.st_dev &&
+		    held.st_ino == named.st_ino)
+			return fd;
+		close(fd);
+	}
+}
+
+/* Release the name lock; unlink it first (still holding it) when the
+ * name has no record any more. */
+static void lock_drop(const char *runtime, const char *name, const char *lock, int fd)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/instances/%s", runtime, name);
+	if (lstat(path, &st) < 0 && errno == ENOENT)
+		unlink(lock);
+	close(fd);
+}
+
 int registry_claim(const char *runtime, const struct box_record *rec)
 {
 	char lock[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
@@ -199,11 +238,9 @@ int registry_claim(const char *runtime, const struct box_record *rec)
 	int lfd, rc = 1;
 
 	snprintf(lock, sizeof lock, "%s/claims/%s.lock", runtime, rec->name);
-	lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (lfd < 0 || flock(lfd, LOCK_EX) < 0) {
-		setup_failed("open %s: %s", lock, strerror(errno));
-		if (lfd >= 0)
-			close(lfd);
+	lfd = lock_name(lock);
+	if (lfd < 0) {
+		setup_failed("lock %s: %s", lock, strerror(errno));
 		return EXIT_SETUP;
 	}
 	record_path(path, sizeof path, runtime, rec->name);
@@ -241,7 +278,7 @@ int registry_claim(const char *runtime, const struct box_record *rec)
 	unlink(tmp);
 	rc = 0;
 out:
-	close(lfd);
+	lock_drop(runtime, rec->name, lock, lfd);
 	return rc;
 }
 
@@ -273,11 +310,17 @@ int registry_update(const char *runtime, const struct box_record *rec)
 
 void registry_remove(const char *runtime, const struct box_record *rec)
 {
-	char path[PATH_MAX];
-	if (!still_ours(runtime, rec))
-		return;
-	record_path(path, sizeof path, runtime, rec->name);
-	unlink(path);
+	char lock[PATH_MAX], path[PATH_MAX];
+	snprintf(lock, sizeof lock, "%s/claims/%s.lock", runtime, rec->name);
+	/* Under the name lock, which goes with the record. Without the lock
+	 * (it cannot be made) the record still goes. */
+	int lfd = lock_name(lock);
+	if (still_ours(runtime, rec)) {
+		record_path(path, sizeof path, runtime, rec->name);
+		unlink(path);
+	}
+	if (lfd >= 0)
+		lock_drop(runtime, rec->name, lock, lfd);
 }
 
 static int unescape(char *s)
@@ -464,12 +507,9 @@ static void remove_dead(const char *runtime, const struct box_record *dead)
 	char lock[PATH_MAX], path[PATH_MAX];
 	struct box_record cur;
 	snprintf(lock, sizeof lock, "%s/claims/%s.lock", runtime, dead->name);
-	int lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (lfd < 0 || flock(lfd, LOCK_EX) < 0) {
-		if (lfd >= 0)
-			close(lfd);
+	int lfd = lock_name(lock);
+	if (lfd < 0)
 		return;
-	}
 	if (registry_load(runtime, dead->name, &cur) == 0) {
 		if (cur.sup_pid == dead->sup_pid && cur.sup_start == dead->sup_start) {
 			record_path(path, sizeof path, runtime, dead->name);
@@ -477,7 +517,7 @@ static void remove_dead(const char *runtime, const struct box_record *dead)
 		}
 		record_free(&cur);
 	}
-	close(lfd);
+	lock_drop(runtime, dead->name, lock, lfd);
 }
 
 static int cmp_names(const void *a, const void *b)

@@ -21,6 +21,7 @@
 #include "diag.h"
 #include "mountutil.h"
 #include "path.h"
+#include "pty.h"
 #include "report.h"
 #include "rootfs.h"
 #include "testhook.h"
@@ -167,8 +168,39 @@ static void mkdir_in(int rootfd, const char *root, const char *rel, mode_t mode)
 		step_fail("mkdir %s/%s: %s", root, rel, strerror(errno));
 }
 
+/* Bind the host's device node /dev/<name> onto a new file at path. */
+static void bind_node(const char *path, const char *name)
+{
+	char host[32];
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0)
+		step_fail("create %s: %s", path, strerror(errno));
+	close(fd);
+	snprintf(host, sizeof host, "/dev/%s", name);
+	if (mount(host, path, NULL, MS_BIND, NULL) < 0)
+		step_fail("bind %s on %s: %s", host, path, strerror(errno));
+}
+
+/* -t: a devpts instance of the box's own (never the host's ptys), the
+ * ptmx link into it, and /dev/tty, which opens the opener's controlling
+ * terminal: in a box only the box's pty can be one (the box is a session
+ * of its own). */
+static void build_pts(const char *dev)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/pts", dev);
+	if (mkdir(path, 0755) < 0 ||
+	    mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC, PTY_DEVPTS_OPTS) < 0)
+		step_fail("mount devpts on %s: %s", path, strerror(errno));
+	snprintf(path, sizeof path, "%s/ptmx", dev);
+	if (symlink("pts/ptmx", path) < 0)
+		step_fail("symlink %s: %s", path, strerror(errno));
+	snprintf(path, sizeof path, "%s/tty", dev);
+	bind_node(path, "tty");
+}
+
 /* Returns the descriptor of the root of kern's /dev tmpfs. */
-static int build_dev(int rootfd, const char *root, int read_only)
+static int build_dev(int rootfd, const char *root, int read_only, int tty)
 {
 	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom"};
 	static const char *const links[][2] = {{"fd", "/proc/self/fd"},
@@ -198,14 +230,7 @@ static int build_dev(int rootfd, const char *root, int read_only)
 	test_phase("pid1-dev");
 	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
 		snprintf(path, sizeof path, "%s/%s", dev, nodes[i]);
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd < 0)
-			step_fail("create %s: %s", path, strerror(errno));
-		close(fd);
-		char host[32];
-		snprintf(host, sizeof host, "/dev/%s", nodes[i]);
-		if (mount(host, path, NULL, MS_BIND, NULL) < 0)
-			step_fail("bind %s on %s: %s", host, path, strerror(errno));
+		bind_node(path, nodes[i]);
 	}
 	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
 		snprintf(path, sizeof path, "%s/%s", dev, links[i][0]);
@@ -223,6 +248,8 @@ static int build_dev(int rootfd, const char *root, int read_only)
 	if (mkdir(path, 0755) < 0 ||
 	    mount("mqueue", path, "mqueue", NOSUID_NODEV | MS_NOEXEC, NULL) < 0)
 		step_fail("mount mqueue on %s: %s", path, strerror(errno));
+	if (tty)
+		build_pts(dev);
 	(void)read_only;
 	return devfd;
 }
@@ -472,7 +499,7 @@ void fs_build(const struct fs_config *c)
 	else if (c->net_host && c->root == ROOT_OVERLAY)
 		copy_resolv_conf(rootfd, merged);
 	/* 21: /dev while the host's /dev is still reachable. */
-	int devfd = build_dev(rootfd, merged, c->read_only);
+	int devfd = build_dev(rootfd, merged, c->read_only, c->tty);
 	/* 22: binds by depth, then tmpfs mounts, then hardware and vdisks. */
 	apply_binds(rootfd, merged, c);
 	for (int i = 0; i < c->ntmpfs; i++)

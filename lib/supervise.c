@@ -22,10 +22,12 @@
 #include "egress.h"
 #include "fdutil.h"
 #include "ns.h"
+#include "pty.h"
 #include "report.h"
 #include "rmtree.h"
 #include "supervise.h"
 #include "testhook.h"
+#include "ttyrelay.h"
 
 const char oom_sentence[] =
 	"kern: the workload was killed by the kernel's OOM killer against this box's own memory "
@@ -97,6 +99,7 @@ struct run_state {
 	int signals;
 	int forced_code;
 	int oom;
+	int pty_master;		/* -t: the box's pty, from PID 1; -1 until then */
 };
 
 /* One message on the report socket: init's namespaces (boxns.h), kept
@@ -118,6 +121,10 @@ static int read_report(int fd, struct supervisor *s, struct run_state *r)
 	if (n == 1 && m.tag == BOX_NS_TAG && nfds == BOX_NS_COUNT && s->rec && !record_has_ns(s->rec)) {
 		memcpy(s->rec->nsfd, fds, sizeof fds);
 		registry_update(s->runtime, s->rec);
+		return 0;
+	}
+	if (n == 1 && m.tag == PTY_TAG && nfds == 1 && s->tty && r->pty_master < 0) {
+		r->pty_master = fds[0];
 		return 0;
 	}
 	while (nfds > 0)
@@ -226,7 +233,8 @@ int supervise(struct supervisor *s)
 {
 	int status_p[2], report_p[2];
 	sigset_t block, orig;
-	struct run_state r = {.status_code = -2, .status_open = 1};
+	struct run_state r = {.status_code = -2, .status_open = 1, .pty_master = -1};
+	struct tty_relay tr;
 	pid_t pid1;
 	int pidfd, sigfd, tfd, oomfd, st = 0;
 
@@ -239,7 +247,10 @@ int supervise(struct supervisor *s)
 	sigemptyset(&block);
 	for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
 		sigaddset(&block, stop_signals[i]);
+	if (s->tty)
+		sigaddset(&block, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &block, &orig);
+	tty_relay_init(&tr);
 
 	/* 12: PID 1 in the box cgroup before it runs anything, the supervisor
 	 * never in it, so an OOM group kill can never take the supervisor: on
@@ -258,6 +269,12 @@ int supervise(struct supervisor *s)
 		struct pollfd pp = {.fd = report_p[1], .events = POLLIN};
 		if (poll(&pp, 1, 0) == 1 && (pp.revents & (POLLHUP | POLLERR)))
 			_exit(EXIT_SETUP);
+		/* Out of the caller's session and process group before anything
+		 * of the box runs: the caller's terminal, its signals and a
+		 * kill(0, ...) from the box never meet (box-cli.md §2). The
+		 * supervisor stays where the caller put it. */
+		if (setsid() < 0)
+			step_fail("setsid: %s", strerror(errno));
 		sigprocmask(SIG_SETMASK, &orig, NULL);
 		if (s->started_fd >= 0)
 			close(s->started_fd);
@@ -311,19 +328,20 @@ int supervise(struct supervisor *s)
 	/* 15 */
 	int status_fd = status_p[0], report_open = 1;
 	for (;;) {
-		struct pollfd p[6] = {
+		struct pollfd p[8] = {
 			{.fd = pidfd, .events = POLLIN},   {.fd = status_fd, .events = POLLIN},
 			{.fd = report_open && !r.have_report ? report_p[0] : -1, .events = POLLIN},
 			{.fd = sigfd, .events = POLLIN},
 			{.fd = tfd, .events = POLLIN},     {.fd = oomfd, .events = POLLIN},
 		};
+		tty_relay_fds(&tr, p + 6);
 		if (pidfd < 0) {
 			/* No pidfd (old kernel): fall back to a blocking wait. */
 			if (waitpid(pid1, &st, 0) == pid1)
 				break;
 			continue;
 		}
-		if (poll(p, 6, -1) < 0) {
+		if (poll(p, 8, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -338,15 +356,24 @@ int supervise(struct supervisor *s)
 			 * stop polling it rather than spin until the pidfd fires. */
 			if (read_report(report_p[0], s, &r) < 0)
 				report_open = 0;
+			if (r.pty_master >= 0 && tr.master < 0 && !tr.raw) {
+				tty_relay_begin(&tr, r.pty_master);
+				r.pty_master = -1;
+			}
 		}
+		tty_relay_pump(&tr, p + 6);
 		if (p[3].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+				if (si.ssi_signo == SIGWINCH) {
+					tty_relay_resize(&tr);
+					continue;
+				}
+				/* The box is a session of its own: a terminal's signal
+				 * (SI_KERNEL) reached only kern, and is passed on like
+				 * any other, once. */
 				if (++r.signals == 1) {
-					/* A terminal's signal already reached the workload's
-					 * process group; forward only what was sent to kern. */
-					if (si.ssi_code != SI_KERNEL)
-						kill(pid1, (int)si.ssi_signo);
+					kill(pid1, (int)si.ssi_signo);
 				} else {
 					r.forced_code = 128 + (int)si.ssi_signo;
 					kill_box(s, pid1);
@@ -359,7 +386,12 @@ int supervise(struct supervisor *s)
 				ticks = 0;
 			if (r.deadline_stage == 0) {
 				r.deadline_stage = 1;
+				/* init passes both on, SIGTERM first (the lower
+				 * number): a workload stopped from inside the box
+				 * wakes to the SIGTERM instead of waiting for the
+				 * SIGKILL. */
 				kill(pid1, SIGTERM);
+				kill(pid1, SIGCONT);
 				pid_t w = workload_pid(pid1);
 				arm(tfd, w > 0 && catches(w, SIGTERM) ? 2000 : 200);
 			} else {
@@ -386,6 +418,11 @@ int supervise(struct supervisor *s)
 			read_status(&status_fd, &r);
 	}
 	close(report_p[0]);
+	/* The box's last output, then the caller's terminal as it was, before
+	 * kern says anything more on it. */
+	tty_relay_end(&tr);
+	if (r.pty_master >= 0)
+		close(r.pty_master);
 	if (pidfd >= 0)
 		close(pidfd);
 	if (sigfd >= 0)

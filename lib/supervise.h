@@ -17,6 +17,7 @@ struct supervisor {
 	int alive_fd;			/* KERN_ALIVE_FD or -1 */
 	int detach_fd;			/* -d: the waiting launcher, or -1 */
 	int chain;			/* PID 1 execs the next applet: pipes must survive exec */
+	int tty;			/* -t: relay the pty PID 1 sends (ttyrelay.h) */
 	/* Runs in PID 1 with its status pipe (already diag_status_fd) and
 	 * report socket; never returns. */
 	void (*pid1)(void *ctx, int report_fd);
