@@ -118,7 +118,13 @@ static int seccomp_main(int argc, char **argv)
 	if (rc.ld.user_set && (rc.ld.uid || rc.ld.gid))
 		rc.ld.caps = 0;
 	rc.env = env.v;
-	rc.argv = argv + next;
+	/* init overwrites this process's argv (/proc/1/cmdline): the command
+	 * must live elsewhere. */
+	struct strv cmd = {0};
+	for (int i = next; i < argc; i++)
+		if (strv_push(&cmd, argv[i]) < 0)
+			step_fail("out of memory");
+	rc.argv = cmd.v;
 	init_run(&rc, ch.report_fd, env_fd("KERN_ALIVE_FD"));
 bad:
 	fatal("box", "kern-seccomp: bad or unknown flag '%s' (or a bad value for it)", f ? f : "");

@@ -15,7 +15,6 @@
 #include "proctitle.h"
 #include "pty.h"
 #include "report.h"
-#include "strv.h"
 
 const int init_forwarded[6] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
@@ -153,7 +152,6 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 {
 	sigset_t block, orig;
 	int keep[4] = {alive_fd, diag_status_fd, report_fd, -1};
-	struct strv cmd = {0};
 
 	alive_remember(alive_fd);
 	/* Before the workload exists: nothing in the box may open init's
@@ -175,13 +173,7 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 	if (!seccomp_installed())
 		step_fail("the seccomp filter is not installed in PID 1; refusing to run the workload");
 	/* /proc/1/cmdline is readable by everything in the box: kern's argv
-	 * (host paths of binds, the applet chain) goes. The command may live
-	 * in that argv (kern-seccomp's), so it is copied first. */
-	for (char **a = rc->argv; *a; a++)
-		if (strv_push(&cmd, *a) < 0)
-			step_fail("out of memory");
-	if (!cmd.n)
-		step_fail("no command to run");
+	 * (host paths of binds, the applet chain) goes. */
 	proctitle_set("kern-init");
 	/* 33: nothing but the three sanctioned pipes (and -t's pty) survives,
 	 * all close-on-exec. */
@@ -194,8 +186,8 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 	sigprocmask(SIG_BLOCK, &block, &orig);
 	/* 34 */
 	status_forked();
-	pid_t child = rc->tty ? fork_on_tty(cmd.v, rc->env, &orig, keep[3])
-			      : spawn_workload(cmd.v, rc->env, &orig);
+	pid_t child = rc->tty ? fork_on_tty(rc->argv, rc->env, &orig, keep[3])
+			      : spawn_workload(rc->argv, rc->env, &orig);
 	if (keep[3] >= 0)
 		close(keep[3]);
 	if (alive_fd >= 0)

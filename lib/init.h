@@ -10,7 +10,9 @@
 #include "box.h"
 
 /* Never returns. report_fd carries the workload's wait status to the
- * supervisor (-1 standalone); alive_fd is KERN_ALIVE_FD or -1. */
+ * supervisor (-1 standalone); alive_fd is KERN_ALIVE_FD or -1. init
+ * overwrites main()'s argv (proctitle.h): nothing in rc may point into
+ * it (rc->ld.apparmor may, it is used before). */
 void init_run(const struct run_config *rc, int report_fd, int alive_fd) __attribute__((noreturn));
 
 /* The signals init forwards to the workload. */

@@ -198,9 +198,18 @@ static void record_path(char *out, size_t len, const char *runtime, const char *
  * wake up holding a file that is no longer the name's lock, while a newer
  * claimant holds the new one: after each flock it checks that the path
  * still names the file it locked, and starts over if not. Returns the
- * held descriptor, or -1 (errno). */
-static int lock_name(const char *lock)
+ * held descriptor, or -1 (errno). The paths live in these helpers' own
+ * frames: the supervisor's teardown stack stays as shallow as before
+ * (every page it touches is a fault per box). */
+static void lock_path(char *out, size_t len, const char *runtime, const char *name)
 {
+	snprintf(out, len, "%s/claims/%s.lock", runtime, name);
+}
+
+static int lock_name(const char *runtime, const char *name)
+{
+	char lock[PATH_MAX];
+	lock_path(lock, sizeof lock, runtime, name);
 	for (;;) {
 		struct stat held, named;
 		int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -221,26 +230,27 @@ static int lock_name(const char *lock)
 
 /* Release the name lock; unlink it first (still holding it) when the
  * name has no record any more. */
-static void lock_drop(const char *runtime, const char *name, const char *lock, int fd)
+static void lock_drop(const char *runtime, const char *name, int fd)
 {
 	char path[PATH_MAX];
 	struct stat st;
 	snprintf(path, sizeof path, "%s/instances/%s", runtime, name);
-	if (lstat(path, &st) < 0 && errno == ENOENT)
-		unlink(lock);
+	if (lstat(path, &st) < 0 && errno == ENOENT) {
+		lock_path(path, sizeof path, runtime, name);
+		unlink(path);
+	}
 	close(fd);
 }
 
 int registry_claim(const char *runtime, const struct box_record *rec)
 {
-	char lock[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
+	char path[PATH_MAX], tmp[PATH_MAX];
 	struct box_record old;
 	int lfd, rc = 1;
 
-	snprintf(lock, sizeof lock, "%s/claims/%s.lock", runtime, rec->name);
-	lfd = lock_name(lock);
+	lfd = lock_name(runtime, rec->name);
 	if (lfd < 0) {
-		setup_failed("lock %s: %s", lock, strerror(errno));
+		setup_failed("lock %s/claims/%s.lock: %s", runtime, rec->name, strerror(errno));
 		return EXIT_SETUP;
 	}
 	record_path(path, sizeof path, runtime, rec->name);
@@ -278,7 +288,7 @@ int registry_claim(const char *runtime, const struct box_record *rec)
 	unlink(tmp);
 	rc = 0;
 out:
-	lock_drop(runtime, rec->name, lock, lfd);
+	lock_drop(runtime, rec->name, lfd);
 	return rc;
 }
 
@@ -310,17 +320,16 @@ int registry_update(const char *runtime, const struct box_record *rec)
 
 void registry_remove(const char *runtime, const struct box_record *rec)
 {
-	char lock[PATH_MAX], path[PATH_MAX];
-	snprintf(lock, sizeof lock, "%s/claims/%s.lock", runtime, rec->name);
+	char path[PATH_MAX];
 	/* Under the name lock, which goes with the record. Without the lock
 	 * (it cannot be made) the record still goes. */
-	int lfd = lock_name(lock);
+	int lfd = lock_name(runtime, rec->name);
 	if (still_ours(runtime, rec)) {
 		record_path(path, sizeof path, runtime, rec->name);
 		unlink(path);
 	}
 	if (lfd >= 0)
-		lock_drop(runtime, rec->name, lock, lfd);
+		lock_drop(runtime, rec->name, lfd);
 }
 
 static int unescape(char *s)
@@ -504,10 +513,9 @@ void record_free(struct box_record *rec)
 /* Under the name lock, so a box claiming the name meanwhile is never hit. */
 static void remove_dead(const char *runtime, const struct box_record *dead)
 {
-	char lock[PATH_MAX], path[PATH_MAX];
+	char path[PATH_MAX];
 	struct box_record cur;
-	snprintf(lock, sizeof lock, "%s/claims/%s.lock", runtime, dead->name);
-	int lfd = lock_name(lock);
+	int lfd = lock_name(runtime, dead->name);
 	if (lfd < 0)
 		return;
 	if (registry_load(runtime, dead->name, &cur) == 0) {
@@ -517,7 +525,7 @@ static void remove_dead(const char *runtime, const struct box_record *dead)
 		}
 		record_free(&cur);
 	}
-	lock_drop(runtime, dead->name, lock, lfd);
+	lock_drop(runtime, dead->name, lfd);
 }
 
 static int cmp_names(const void *a, const void *b)

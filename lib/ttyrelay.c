@@ -1,11 +1,14 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "diag.h"
 #include "ttyrelay.h"
+
+#define RELAY_BUF 4096
 
 void tty_relay_init(struct tty_relay *r)
 {
@@ -19,8 +22,10 @@ void tty_relay_begin(struct tty_relay *r, int master)
 {
 	struct termios raw;
 	struct sigaction ign = {.sa_handler = SIG_IGN};
+	r->buf = malloc(RELAY_BUF);
 	r->master = master;
-	r->in_open = 1;
+	/* Without a buffer the box's output is still relayed, not the keys. */
+	r->in_open = r->buf != NULL;
 	fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
 	/* A closed stdout must not kill us with the caller's terminal raw. */
 	sigaction(SIGPIPE, &ign, &r->old_pipe);
@@ -64,7 +69,7 @@ void tty_relay_pump(struct tty_relay *r, const struct pollfd p[2])
 	if (r->master < 0)
 		return;
 	if (p[0].fd >= 0 && p[0].revents) {
-		ssize_t n = read(r->in, r->buf, sizeof r->buf);
+		ssize_t n = read(r->in, r->buf, RELAY_BUF);
 		if (n > 0) {
 			r->len = (size_t)n;
 			r->off = 0;
@@ -109,6 +114,9 @@ void tty_relay_end(struct tty_relay *r)
 		close(r->master);
 		r->master = -1;
 		sigaction(SIGPIPE, &r->old_pipe, NULL);
+		free(r->buf);
+		r->buf = NULL;
+		r->len = 0;
 	}
 	if (r->raw) {
 		(void)tcsetattr(r->in, TCSADRAIN, &r->saved);

@@ -18,11 +18,13 @@ struct tty_relay {
 	int raw;		/* saved holds the modes to restore */
 	struct termios saved;
 	struct sigaction old_pipe;
-	char buf[4096];		/* caller -> box, waiting for room in the pty */
+	char *buf;		/* caller -> box, waiting for room in the pty */
 	size_t len, off;
 };
 
-/* Before anything: not relaying. */
+/* Before anything: not relaying. Small: it sits in the supervisor's
+ * frame, which PID 1 is cloned from, and every page that frame touches is
+ * a page fault on each box start. */
 void tty_relay_init(struct tty_relay *r);
 /* Take the master (made non-blocking: the box may stop reading its input
  * and must never stall the caller's side) and put fd 0 in raw mode. */
