@@ -246,7 +246,14 @@ echo \"rc \$? ms \$(( (\$(date +%s%N) - s) / 1000000 ))\"; kill %1"
 	# A supervisor killed outright leaves its record and lock; the next
 	# look at the registry removes both.
 	"$KERN" box lk2 -q -d --image host -- sleep 60 >/dev/null
-	kill -KILL "$(awk -F'\t' '$1 == "supervisor" { print $2 }' "$rt/instances/lk2")"
+	sup=$(awk -F'\t' '$1 == "supervisor" { print $2 }' "$rt/instances/lk2")
+	kill -KILL "$sup"
+	# Dead (a zombie counts as dead) before the registry is looked at.
+	for _ in $(seq 200); do
+		st=$(awk '{ print $3 }' "/proc/$sup/stat" 2>/dev/null || true)
+		[ -z "$st" ] || [ "$st" = Z ] && break
+		sleep 0.02
+	done
 	"$KERN" ps -q >/dev/null
 	[ ! -e "$rt/instances/lk2" ]
 	[ ! -e "$rt/claims/lk2.lock" ]
