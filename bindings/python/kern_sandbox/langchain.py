@@ -136,7 +136,7 @@ def env_file_text(env: Mapping[str, Any]) -> str:
     lines = []
     for key, value in env.items():
         value = str(value)
-        if not _ENV_KEY.match(str(key)):
+        if not _ENV_KEY.fullmatch(str(key)):
             raise ValueError(f"environment name {key!r} is not a valid variable name")
         if "\n" in value or "\0" in value:
             raise ValueError(f"environment value of {key} holds a newline or NUL")

@@ -186,7 +186,7 @@ def check_mounts(mounts: Optional[Mapping[str, MountSpec]]) -> List[Mount]:
 
 
 def tmpfs_mib(size: str) -> float:
-    m = TMPFS_SIZE.match(size)
+    m = TMPFS_SIZE.fullmatch(size)
     if not m:
         raise MountRefused("tmpfs size %r must be a number with a unit (k, m, g, t), e.g. '64m';"
                            " bare numbers are bytes to kern and 0 is unlimited" % size)
@@ -235,7 +235,7 @@ def check_profiles(profiles: Optional[Iterable[str]]) -> List[str]:
         raise SandboxError("profiles must be a list of tokens, not a string")
     out = list(profiles)
     for token in out:
-        if not isinstance(token, str) or not PROFILE.match(token):
+        if not isinstance(token, str) or not PROFILE.fullmatch(token):
             raise SandboxError("profile %r must look like vcpu:NAME, vgpio:NAME or vdisk:NAME"
                                % (token,))
     return out
@@ -246,8 +246,8 @@ def check_domain(domain: object) -> str:
     if not isinstance(domain, str) or not domain or len(domain) > 253:
         raise SandboxError("egress_allow entry %r is not a domain name" % (domain,))
     labels = domain.split(".")
-    if len(labels) < 2 or not all(LABEL.match(label) for label in labels) \
-            or not TLD.match(labels[-1]):
+    if len(labels) < 2 or not all(LABEL.fullmatch(label) for label in labels) \
+            or not TLD.fullmatch(labels[-1]):
         raise SandboxError("egress_allow entry %r is not a domain name (letters, digits and "
                            "hyphens, at least one dot, an alphabetic top-level domain)" % domain)
     return domain.lower()
@@ -270,7 +270,7 @@ def check_network(network: object, egress_allow: Optional[Iterable[str]]) -> Lis
 
 
 def check_apparmor(name: Optional[str]) -> Optional[str]:
-    if name is not None and (not isinstance(name, str) or not APPARMOR.match(name)):
+    if name is not None and (not isinstance(name, str) or not APPARMOR.fullmatch(name)):
         raise SandboxError("apparmor profile name %r is not valid" % (name,))
     return name
 
@@ -290,7 +290,7 @@ def check_env(env: Optional[Mapping[str, str]]) -> Dict[str, str]:
         raise SandboxError("env must be a dict {name: value}")
     out = {}
     for key, value in env.items():
-        if not isinstance(key, str) or not ENV_KEY.match(key):
+        if not isinstance(key, str) or not ENV_KEY.fullmatch(key):
             raise SandboxError("env name %r is not valid" % (key,))
         if not isinstance(value, str) or "\n" in value or "\0" in value:
             raise SandboxError("env[%r] must be a string without NUL or newline" % key)

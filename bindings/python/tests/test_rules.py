@@ -155,6 +155,9 @@ def test_tmpfs_above_memory_is_refused_but_uncapped_is_not(no_kern):
     {"env": {"A B": "x"}}, {"env": {"A": "x\ny"}}, {"env": {"A": 1}},
     {"user": "a b"}, {"image": ""}, {"image": "--net"}, {"image": "a b"},
     {"setup": ""}, {"deps_readonly": 1}, {"enforce_limits": None},
+    # A trailing newline: `$` alone would let each of these through to kern.
+    {"env": {"A\n": "x"}}, {"egress_allow": ["pypi.org\n"]}, {"profiles": ["vcpu:x\n"]},
+    {"apparmor": "x\n"}, {"tmpfs": {"/scratch": "8m\n"}},
 ])
 def test_bad_arguments(no_kern, kwargs):
     with pytest.raises(SandboxError):
