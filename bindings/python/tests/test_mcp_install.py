@@ -60,8 +60,16 @@ def wheel(name: str, version: str, module: str) -> bytes:
 # to accept; Python's http.server does not, so this one takes the path out.
 # Every request it serves is logged to requests.log beside the index.
 SERVE = """
-import http.server, sys, urllib.parse
+import http.server, os, sys, threading, time, urllib.parse
 LOG = open(sys.argv[1], "a", buffering=1)
+# The shell that starts this execs kern-mcp: once that ends, so does this
+# server (else it outlives the test, alone in its network namespace).
+PARENT = os.getppid()
+def leave_with_parent():
+    while os.getppid() == PARENT:
+        time.sleep(0.2)
+    os._exit(0)
+threading.Thread(target=leave_with_parent, daemon=True).start()
 class Handler(http.server.SimpleHTTPRequestHandler):
     def do_GET(self):
         LOG.write(self.headers.get("Host", "") + " " + self.path + "\\n")
