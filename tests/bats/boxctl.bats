@@ -433,6 +433,23 @@ teardown() { boxes_cleanup; }
 	[ "$output" = "$(printf '0\n1\n2')" ]
 }
 
+# How many processes box NAME holds, seen by a kern exec of its own.
+procs_in() {
+	"$KERN" exec "$1" -- sh -c 'ls /proc | grep -c "^[0-9]"'
+}
+
+# procs_until NAME OP N: poll until the count satisfies OP N (test(1)), up
+# to 15 s (on a loaded host each probe is itself a kern exec); print it.
+procs_until() {
+	local n end=$((SECONDS + 15))
+	while :; do
+		n=$(procs_in "$1")
+		[ "$n" "$2" "$3" ] || [ "$SECONDS" -ge "$end" ] && break
+		sleep 0.05
+	done
+	echo "$n"
+}
+
 @test "exec: signals to kern exec reach the command; SIGKILL of kern exec ends it [rootless]" {
 	kern_d sig --image host -- sleep 60
 	"$KERN" exec sig -- sh -c 'trap "exit 42" TERM; while :; do sleep 0.1; done' &
@@ -441,27 +458,16 @@ teardown() { boxes_cleanup; }
 	kill -TERM "$ex"
 	wait "$ex" && st=0 || st=$?
 	[ "$st" -eq 42 ]
-	base=$("$KERN" exec sig -- sh -c 'ls /proc | grep -c "^[0-9]"')
+	base=$(procs_in sig)
 	"$KERN" exec sig -- sleep 61 &
 	ex=$!
 	# The second exec is in the box once its command shows (a loaded host
 	# can take longer than any fixed pause to start it).
-	end=$((SECONDS + 15))
-	while :; do
-		n=$("$KERN" exec sig -- sh -c 'ls /proc | grep -c "^[0-9]"')
-		[ "$n" -gt "$base" ] || [ "$SECONDS" -ge "$end" ] && break
-		sleep 0.05
-	done
+	n=$(procs_until sig -gt "$base")
 	[ "$n" -gt "$base" ]
 	kill -9 "$ex"
 	wait "$ex" 2>/dev/null || true
-	# Up to 15 s: on a loaded host each probe is itself a kern exec.
-	end=$((SECONDS + 15))
-	while :; do
-		n=$("$KERN" exec sig -- sh -c 'ls /proc | grep -c "^[0-9]"')
-		[ "$n" -le "$base" ] || [ "$SECONDS" -ge "$end" ] && break
-		sleep 0.05
-	done
+	n=$(procs_until sig -le "$base")
 	[ "$n" -le "$base" ]
 }
 
