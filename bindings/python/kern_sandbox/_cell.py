@@ -17,14 +17,17 @@
 # would have printed (a traceback limited to the cell's own frames, or a
 # non-integer SystemExit argument). The caller flushes the streams.
 
-import ast as _kern_ast
-import base64 as _kern_base64
+# Only modules a bare interpreter has already loaded, or that are built in
+# (_ast, binascii), are imported here: a cold one-shot call pays for every
+# import before the cell runs, and json, base64, ast, traceback and
+# linecache each pull in re, enum or tokenize (together several times what
+# the runner itself costs). Those are imported where a cell needs them:
+# json for a rich result, traceback for an exception.
+import _ast as _kern_ast
+import binascii as _kern_binascii
 import builtins as _kern_builtins
 import io as _kern_io
-import json as _kern_json
-import linecache as _kern_linecache
 import sys as _kern_sys
-import traceback as _kern_traceback
 
 # (method, mime, kind): kind "b64" takes bytes and base64-encodes them,
 # "json" serialises a structure, "text" takes a str as it is.
@@ -44,12 +47,18 @@ def _kern_repr_value(value, kind):
     if isinstance(value, tuple) and value:
         value = value[0]
     if kind == "json":
-        return _kern_json.dumps(value)
+        import json
+        return json.dumps(value)
     if kind == "b64":
         if isinstance(value, (bytes, bytearray, memoryview)):
-            return _kern_base64.b64encode(bytes(value)).decode("ascii")
+            return _kern_b64(bytes(value))
         return value if isinstance(value, str) else None
     return value if isinstance(value, str) else None
+
+
+def _kern_b64(data):
+    # What base64.b64encode gives, without importing base64 (and re).
+    return _kern_binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
 def kern_bundle(obj):
@@ -84,8 +93,9 @@ class _KernResults:
         self.cut = False
 
     def add(self, bundle):
+        import json
         # Counted as the JSON the bundle travels as, escapes included.
-        size = len(_kern_json.dumps(bundle, ensure_ascii=False).encode("utf-8", "replace"))
+        size = len(json.dumps(bundle, ensure_ascii=False).encode("utf-8", "replace"))
         if self.size + size > self.cap:
             self.cut = True
             return
@@ -120,7 +130,7 @@ def _kern_figures(sink):
             buf = _kern_io.BytesIO()
             fig.savefig(buf, format="png", bbox_inches="tight")
             sink.add({"text/plain": repr(fig),
-                      "image/png": _kern_base64.b64encode(buf.getvalue()).decode("ascii")})
+                      "image/png": _kern_b64(buf.getvalue())})
         except Exception:
             continue
     # Shown once, as a notebook does: the next cell starts with no figures.
@@ -130,15 +140,26 @@ def _kern_figures(sink):
         pass
 
 
-def _kern_print_exception(exc, filename):
+def _kern_remember(source, filename):
+    import linecache
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+
+def _kern_print_exception(exc, source, filename):
     tb = exc.__traceback__
     # Drop the frames above the cell (this file's), keep the cell's and below.
     while tb is not None and tb.tb_frame.f_code.co_filename != filename:
         tb = tb.tb_next
+    try:
+        _kern_remember(source, filename)
+        import traceback
+    except BaseException:  # e.g. no memory left for an import: Python's own printer
+        _kern_sys.__excepthook__(type(exc), exc, tb)
+        return
     if isinstance(exc, SyntaxError) and tb is None:
-        lines = _kern_traceback.format_exception_only(type(exc), exc)
+        lines = traceback.format_exception_only(type(exc), exc)
     else:
-        lines = _kern_traceback.format_exception(type(exc), exc, tb)
+        lines = traceback.format_exception(type(exc), exc, tb)
     _kern_sys.stderr.write("".join(lines))
 
 
@@ -157,12 +178,17 @@ def kern_run_cell(source, filename, namespace, res_cap):
     sink = _KernResults(res_cap)
     _kern_current[0] = sink
     _kern_builtins.display = kern_display
-    # Tracebacks and inspect show the cell's lines, also for later cells
-    # calling a function this one defines.
-    _kern_linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    # Tracebacks, warnings and inspect show the cell's lines (also for
+    # later cells calling a function this one defines) once linecache has
+    # them. linecache costs an import of re and tokenize, so a cell that
+    # never says "import" (and so cannot reach traceback, inspect, logging
+    # or a library's warnings) gets it only for an uncaught exception; a
+    # compiler warning about such a cell (SyntaxWarning) shows no line.
+    if "linecache" in _kern_sys.modules or "import" in source:
+        _kern_remember(source, filename)
     rc = 0
     try:
-        tree = _kern_ast.parse(source, filename, "exec")
+        tree = compile(source, filename, "exec", _kern_ast.PyCF_ONLY_AST, dont_inherit=True)
         tail = None
         if tree.body and isinstance(tree.body[-1], _kern_ast.Expr):
             tail = _kern_ast.Expression(tree.body.pop().value)
@@ -175,7 +201,7 @@ def kern_run_cell(source, filename, namespace, res_cap):
     except SystemExit as exc:
         rc = _kern_exit_status(exc)
     except BaseException as exc:  # KeyboardInterrupt too: the cell failed, the caller goes on
-        _kern_print_exception(exc, filename)
+        _kern_print_exception(exc, source, filename)
         rc = 1
     finally:
         _kern_figures(sink)

@@ -25,13 +25,19 @@
 # At the end of a cell the driver takes everything the pipes hold, so
 # nothing written before the end is attributed to the next cell.
 
+# A kernel is warm: what _cell.py leaves to the first cell that needs it
+# is loaded here, before the host is told it is ready (and linecache keeps
+# every cell's lines, for later cells' tracebacks and inspect).
 import codecs as _kern_codecs
 import fcntl as _kern_fcntl
+import json as _kern_json
+import linecache as _kern_linecache
 import os as _kern_os
 import select as _kern_select
 import signal as _kern_signal
 import termios as _kern_termios
 import threading as _kern_threading
+import traceback as _kern_traceback
 import types as _kern_types
 
 _KERN_OUT_CAP = __KERN_OUT_CAP__

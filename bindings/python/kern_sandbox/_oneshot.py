@@ -20,8 +20,9 @@ def _kern_oneshot():
     _kern_sys.argv = [""]
     rc, bundles, _cut = kern_run_cell(source, "<cell>", main.__dict__, RESULTS_CAP)
     if bundles:
+        import json
         with open(RESULT, "w", encoding="utf-8") as f:
-            _kern_json.dump(bundles, f)
+            json.dump(bundles, f)
     return rc
 
 
