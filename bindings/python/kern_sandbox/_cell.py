@@ -154,7 +154,8 @@ def _kern_print_exception(exc, source, filename):
         _kern_remember(source, filename)
         import traceback
     except BaseException:  # e.g. no memory left for an import: Python's own printer
-        _kern_sys.__excepthook__(type(exc), exc, tb)
+        # (which prints the exception's own __traceback__, not its tb argument)
+        _kern_sys.__excepthook__(type(exc), exc.with_traceback(tb), tb)
         return
     if isinstance(exc, SyntaxError) and tb is None:
         lines = traceback.format_exception_only(type(exc), exc)

@@ -103,3 +103,15 @@ def test_syntax_error_and_exit_status(python, tmp_path):
     assert "Traceback" not in proc.stderr
     proc, _ = _run(python, tmp_path, "raise SystemExit(3)")
     assert (proc.returncode, proc.stderr) == (3, "")
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_an_exception_is_still_printed_when_traceback_cannot_be_imported(python, tmp_path):
+    # What a MemoryError leaves: no room to import traceback. The runner
+    # falls back to the interpreter's own printer, from the cell's frame.
+    code = "import sys\nsys.modules['traceback'] = None\nraise KeyError('gone')\n"
+    proc, _ = _run(python, tmp_path, code)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("Traceback (most recent call last):\n  File \"<cell>\", line 3")
+    assert proc.stderr.endswith("KeyError: 'gone'\n")
+    assert "_kern" not in proc.stderr
