@@ -1,4 +1,4 @@
-/* kern-gc: remove retired image copies and staging no box uses */
+/* kern-gc: remove retired image copies and pull leftovers no box uses */
 #include <stddef.h>
 
 #include "applet.h"
@@ -11,7 +11,8 @@ static const char usage[] =
 "Remove what the image cache no longer needs: copies retired by\n"
 "`--pull always` (<key>.old-<pid>) that no box record names, copies and\n"
 "temporary files left by pulls that died (<key>.pull-<pid>, .kern-tmp-*),\n"
-"and staging left inside incomplete entries whose pull lock is free.\n"
+"and entries without a sentinel (what a pull that died had written) whose\n"
+"pull lock is free.\n"
 "Complete entries and anything a live box uses are never touched.\n";
 
 static int gc_main(int argc, char **argv)
@@ -25,4 +26,4 @@ static int gc_main(int argc, char **argv)
 	return 0;
 }
 
-APPLET(gc, "remove retired image copies and staging no box uses", usage, gc_main);
+APPLET(gc, "remove retired image copies and pull leftovers no box uses", usage, gc_main);

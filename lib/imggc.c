@@ -1,6 +1,6 @@
 /* Collecting the image cache (kern gc, kern recover): retired copies no
- * live box uses, abandoned pulls, staging in incomplete entries, locks of
- * images that are not cached. */
+ * live box uses, abandoned pulls, incomplete entries, locks of images
+ * that are not cached. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +29,26 @@ static int lock_free(int root, const char *key)
 	int free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
 	close(fd);
 	return free_now;
+}
+
+/* Take the lock of key without waiting: its descriptor, or -1 when a pull
+ * holds it. Taken on the file at the path (kern rmi and gc unlink locks
+ * while they hold them), created if missing. */
+static int lock_take(int root, const char *key)
+{
+	char name[600];
+	struct stat st, now;
+	snprintf(name, sizeof name, "%s.lock", key);
+	int fd = openat(root, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    flock(fd, LOCK_EX | LOCK_NB) < 0 ||
+	    fstatat(root, name, &now, AT_SYMLINK_NOFOLLOW) < 0 || now.st_ino != st.st_ino || now.st_dev != st.st_dev) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static int pid_dead(const char *digits)
@@ -98,24 +118,27 @@ void image_gc(void)
 			if (fd >= 0)
 				close(fd);
 		} else if (e->d_type == DT_DIR) {
-			/* An entry without .ok whose lock is free: leftovers of a
-			 * pull that died; the next pull starts over anyway. */
+			/* An entry without .ok whose lock is free: what a pull that
+			 * died left, its staging and the layers it had merged, up to
+			 * a whole rootfs. No box starts from it and the next pull
+			 * starts over anyway, so all of it goes, and its lock (held
+			 * meanwhile, so a pull starting now waits). */
 			struct stat st;
 			snprintf(key, sizeof key, "%s.ok", n);
-			if (fstatat(rfd, key, &st, AT_SYMLINK_NOFOLLOW) == 0 || !lock_free(rfd, n))
+			if (fstatat(rfd, key, &st, AT_SYMLINK_NOFOLLOW) == 0)
 				continue;
-			int efd = openat(rfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			DIR *ed = efd >= 0 ? fdopendir(efd) : NULL;
-			struct dirent *s;
-			while (ed && (s = readdir(ed)))
-				if (strncmp(s->d_name, ".kern-", 6) == 0) {
-					snprintf(path, sizeof path, "%s/%s", n, s->d_name);
-					removed(rmtree_at(efd, s->d_name), root, path, "staging");
-				}
-			if (ed)
-				closedir(ed);
-			else if (efd >= 0)
-				close(efd);
+			int lfd = lock_take(rfd, n);
+			if (lfd < 0)
+				continue;
+			snprintf(path, sizeof path, "%s/%s", root, n);
+			if (fstatat(rfd, key, &st, AT_SYMLINK_NOFOLLOW) < 0 && !cache_path_in_use(path, NULL, 0)) {
+				removed(rmtree_at(rfd, n), root, n, "incomplete entry");
+				snprintf(key, sizeof key, "%s.image", n);
+				unlinkat(rfd, key, 0);
+				snprintf(key, sizeof key, "%s.lock", n);
+				unlinkat(rfd, key, 0);
+			}
+			close(lfd);
 		}
 	}
 	closedir(d);

@@ -399,6 +399,30 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 	done
 }
 
+@test "KILL-6: kern gc removes the rootfs a pull killed before its sentinel left, not one a pull is writing [rootless]" {
+	require_extractor
+	[ -x "$TREE/build/test/kern" ] || skip "no test build (build/test/kern)"
+	k=$(key_of "$REG/busybox:oci")
+	KERN_TEST_PAUSE=pull-sidecar "$TREE/build/test/kern" pull "$REG/busybox:oci" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	for _ in $(seq 100); do grep -q "paused at pull-sidecar" "$BATS_TEST_TMPDIR/err" && break; sleep 0.05; done
+	grep -q "kern-test: paused at pull-sidecar" "$BATS_TEST_TMPDIR/err" || { cat "$BATS_TEST_TMPDIR/err"; false; }
+	# The pull holds its lock: gc leaves the entry it is writing alone.
+	run kern gc
+	assert_status 0
+	[ -f "$CACHE/$k/etc/kern-fixture" ]
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null || true
+	[ ! -e "$CACHE/$k.ok" ] && [ -f "$CACHE/$k/etc/kern-fixture" ]
+	run --separate-stderr kern gc
+	assert_status 0
+	[ "$stderr" = "kern: note: removed incomplete entry $CACHE/$k" ] || { echo "$stderr"; false; }
+	[ -z "$(ls -A "$CACHE")" ] || { ls -la "$CACHE"; false; }
+	run kern pull "$REG/busybox:oci"
+	assert_status 0
+	entry_complete "$k"
+}
+
 @test "CACHE-5: symlinks planted at <key>, <key>.lock, <key>.ok are not followed; refused [rootless]" {
 	require_extractor
 	k=$(key_of "$REG/busybox:oci")
