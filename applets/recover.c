@@ -76,7 +76,8 @@ static int referenced(const struct live *l, const char *path)
 	return 0;
 }
 
-/* The names in dir (no dot files), or NULL. */
+/* The names in dir (but . and ..), or NULL. Dot files are listed: a
+ * record's temporary file is one. */
 static char **list_dir(const char *dir, size_t *n)
 {
 	DIR *d = opendir(dir);
@@ -87,7 +88,7 @@ static char **list_dir(const char *dir, size_t *n)
 	if (!d)
 		return NULL;
 	while ((e = readdir(d)) && *n < MAX_ENTRIES) {
-		if (e->d_name[0] == '.')
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 32;
@@ -120,6 +121,27 @@ static pid_t scratch_pid(const char *entry)
 		return 0;
 	snprintf(name, sizeof name, "%.*s", (int)(dash - entry), entry);
 	if (!box_name_valid(name) || parse_u64(dash + 1, &pid) < 0 || pid < 2 || pid > INT_MAX)
+		return 0;
+	return (pid_t)pid;
+}
+
+/* The writer's pid in the temporary name of a record being written,
+ * instances/.<name>.<pid>.tmp (lib/registry.c), else 0. */
+static pid_t record_tmp_pid(const char *entry)
+{
+	unsigned long long pid;
+	size_t len = strlen(entry);
+	char digits[32];
+	if (entry[0] != '.' || len < 7 || strcmp(entry + len - 4, ".tmp") != 0)
+		return 0;
+	const char *dot = entry + len - 5;
+	while (dot > entry && *dot != '.')
+		dot--;
+	size_t n = (size_t)(entry + len - 4 - (dot + 1));
+	if (dot == entry || n == 0 || n >= sizeof digits)
+		return 0;
+	snprintf(digits, sizeof digits, "%.*s", (int)n, dot + 1);
+	if (parse_u64(digits, &pid) < 0 || pid < 2 || pid > INT_MAX)
 		return 0;
 	return (pid_t)pid;
 }
@@ -248,8 +270,15 @@ static int recover_main(int argc, char **argv)
 		registry_each(runtime, add_live, &live);
 		for (size_t i = 0; i < nrec; i++) {
 			char path[PATH_MAX];
+			struct stat st;
+			pid_t writer = record_tmp_pid(recs[i]);
 			snprintf(path, sizeof path, "%s/%s", dir, recs[i]);
-			if (box_name_valid(recs[i]) && access(path, F_OK) < 0 && errno == ENOENT)
+			/* A dead record the live pass above deleted; or the
+			 * temporary file of a supervisor killed between writing
+			 * a record and renaming it into place. */
+			if ((box_name_valid(recs[i]) && access(path, F_OK) < 0 && errno == ENOENT) ||
+			    (writer && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+			     owner_gone(writer, &st) && unlink(path) == 0))
 				t.records++;
 		}
 		for (int i = 0; i < 2 && !live.oom; i++)
