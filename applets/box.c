@@ -479,38 +479,50 @@ static int listed_identity(const dev_t *dev, const ino_t *ino, int n, dev_t d, i
 	return 0;
 }
 
+/* The path being checked against kern's state directories, with its
+ * ancestry computed once for all of them. Static: large, and only the few
+ * entries a real path needs are touched. */
+static struct state_probe {
+	char real[PATH_MAX];
+	int have, np;
+	dev_t pdev[ANCESTRY_MAX], sdev[ANCESTRY_MAX];
+	ino_t pino[ANCESTRY_MAX], sino[ANCESTRY_MAX];
+} probe;
+
+/* 1 when probe.real is, contains, or lies inside the state directory st. */
+static int overlaps_dir(const char *st, void *unused)
+{
+	char stc[PATH_MAX];
+	int stc_self;
+	(void)unused;
+	if (!realpath(st, stc))
+		snprintf(stc, sizeof stc, "%s", st);
+	if (path_is_under(probe.real, stc) || path_is_under(stc, probe.real))
+		return 1;
+	if (!probe.have)
+		return 0;
+	/* Bind aliases: the path is the state dir or one of its ancestors by
+	 * identity, or the state dir is one of the path's. */
+	int ns = ancestry(stc, probe.sdev, probe.sino, &stc_self);
+	return listed_identity(probe.sdev, probe.sino, ns, probe.pdev[0], probe.pino[0]) ||
+	       (stc_self && listed_identity(probe.pdev, probe.pino, probe.np, probe.sdev[0], probe.sino[0]));
+}
+
 /* A path that is, contains, or lies inside kern's own state, directly or
- * through a bind alias (same device and inode). */
+ * through a bind alias (same device and inode): the four state dirs, and
+ * every other runtime directory that holds the caller's boxes (an older
+ * kern's /tmp/kern-<uid>). */
 static int overlaps_state(const char *path)
 {
 	static const enum kern_dir dirs[] = {KDIR_RUNTIME, KDIR_CACHE, KDIR_CONFIG, KDIR_DATA};
-	char real[PATH_MAX], st[PATH_MAX], stc[PATH_MAX];
-	/* Static: large, and only the few entries a real path needs are
-	 * touched. */
-	static dev_t pdev[ANCESTRY_MAX], sdev[ANCESTRY_MAX];
-	static ino_t pino[ANCESTRY_MAX], sino[ANCESTRY_MAX];
-	if (!realpath(path, real))
-		snprintf(real, sizeof real, "%s", path);
-	/* The path and its ancestors, once for all four state dirs. */
-	int have, stc_self;
-	int np = ancestry(real, pdev, pino, &have);
-	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-		if (kern_dir(dirs[i], st, sizeof st, 0) < 0)
-			continue;
-		if (!realpath(st, stc))
-			snprintf(stc, sizeof stc, "%s", st);
-		if (path_is_under(real, stc) || path_is_under(stc, real))
+	char st[PATH_MAX];
+	if (!realpath(path, probe.real))
+		snprintf(probe.real, sizeof probe.real, "%s", path);
+	probe.np = ancestry(probe.real, probe.pdev, probe.pino, &probe.have);
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		if (kern_dir(dirs[i], st, sizeof st, 0) == 0 && overlaps_dir(st, NULL))
 			return 1;
-		if (!have)
-			continue;
-		/* Bind aliases: the path is the state dir or one of its
-		 * ancestors by identity, or the state dir is one of the path's. */
-		int ns = ancestry(stc, sdev, sino, &stc_self);
-		if (listed_identity(sdev, sino, ns, pdev[0], pino[0]) ||
-		    (stc_self && listed_identity(pdev, pino, np, sdev[0], sino[0])))
-			return 1;
-	}
-	return 0;
+	return kern_runtime_each(overlaps_dir, NULL);
 }
 
 static int validate(struct box_args *a)

@@ -127,22 +127,27 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_CLI;
 }
 
-/* A path inside kern's own state (runtime, cache, config, data). */
+/* A path inside the state directory st (a kern_runtime_each callback). */
+static int under_dir(const char *st, void *real)
+{
+	char stc[PATH_MAX];
+	if (!realpath(st, stc))
+		snprintf(stc, sizeof stc, "%s", st);
+	return path_is_under(real, stc);
+}
+
+/* A path inside kern's own state (runtime, cache, config, data, and every
+ * other runtime directory that holds the caller's boxes). */
 static int inside_state(const char *path)
 {
 	static const enum kern_dir dirs[] = {KDIR_RUNTIME, KDIR_CACHE, KDIR_CONFIG, KDIR_DATA};
-	char real[PATH_MAX], st[PATH_MAX], stc[PATH_MAX];
+	char real[PATH_MAX], st[PATH_MAX];
 	if (!realpath(path, real))
 		snprintf(real, sizeof real, "%s", path);
-	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-		if (kern_dir(dirs[i], st, sizeof st, 0) < 0)
-			continue;
-		if (!realpath(st, stc))
-			snprintf(stc, sizeof stc, "%s", st);
-		if (path_is_under(real, stc))
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		if (kern_dir(dirs[i], st, sizeof st, 0) == 0 && under_dir(st, real))
 			return 1;
-	}
-	return 0;
+	return kern_runtime_each(under_dir, real);
 }
 
 static int parse(int argc, char **argv, struct exec_args *a)
@@ -229,7 +234,9 @@ static int parse(int argc, char **argv, struct exec_args *a)
 static int find_box(const char *name, struct exec_run *r)
 {
 	char runtime[PATH_MAX];
-	if (runtime_root_existing(runtime, sizeof runtime) < 0)
+	/* kern box's runtime directory, or another candidate an older kern
+	 * used (registry_dirs.c). */
+	if (registry_find(name, runtime, sizeof runtime) < 0)
 		return -1;
 	for (long waited = 0;; waited += 2) {
 		if (registry_load(runtime, name, &r->rec) < 0)

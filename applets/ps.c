@@ -93,6 +93,11 @@ static void collect(const struct box_record *r, void *ctx)
 	p->n++;
 }
 
+static int cmp_rows(const void *a, const void *b)
+{
+	return strcmp(((const struct box_record *)a)->name, ((const struct box_record *)b)->name);
+}
+
 /* A JSON string literal on stdout, whatever its length. */
 static void put_json(const char *s)
 {
@@ -177,8 +182,6 @@ static void print_table(const struct ps *p)
 static int ps_main(int argc, char **argv)
 {
 	struct ps p = {0};
-	char runtime[4096];
-
 	for (int i = 1; i < argc; i++) {
 		const char *t = argv[i], *v = NULL;
 		if (!strcmp(t, "-q") || !strcmp(t, "--quiet")) {
@@ -218,9 +221,11 @@ static int ps_main(int argc, char **argv)
 		fatal("box", "-q and --json are mutually exclusive");
 		return EXIT_CLI;
 	}
-	/* No runtime directory: nobody ever started a box, nothing to list. */
-	if (runtime_root_existing(runtime, sizeof runtime) == 0)
-		registry_each(runtime, collect, &p);
+	/* Every runtime directory that may hold our boxes (an older kern's
+	 * /tmp/kern-<uid> too), listed as one, in name order. */
+	registry_each_all(collect, &p);
+	if (p.n > 1)
+		qsort(p.rows, p.n, sizeof *p.rows, cmp_rows);
 	if (p.oom) {
 		fatal("box", "out of memory listing boxes");
 		return EXIT_CLI;

@@ -25,6 +25,7 @@
 #include "parse.h"
 #include "registry.h"
 #include "rmtree.h"
+#include "xdg.h"
 
 static const char usage[] =
 	"usage: kern recover\n"
@@ -200,18 +201,42 @@ static int rmtree_mapped(const char *path)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-/* The scratch roots scratch_path() may pick: <runtime>/scratch, and
- * /dev/shm/kern-<uid>/scratch when the runtime is on overlayfs. The
- * second is shared by every runtime root of this uid, so a directory there
- * may belong to a live box of another root: the owner pid decides. */
-static int scratch_root(int which, const char *runtime, char *out, size_t len)
+/* Where recover looks: every runtime directory that may hold the caller's
+ * boxes (kern_runtime_each: kern box's and an older kern's), and the
+ * scratch roots scratch_path() may have picked for them: <runtime>/scratch,
+ * and /dev/shm/kern-<uid>/scratch when a runtime is on overlayfs. That
+ * last one is shared by every runtime root of this uid, so a directory
+ * there may belong to a live box of a root not listed here: the owner pid
+ * decides. */
+#define MAX_RUNTIMES 8
+
+struct places {
+	char runtime[MAX_RUNTIMES][PATH_MAX];
+	char scratch[MAX_RUNTIMES + 1][PATH_MAX];
+	size_t nruntime, nscratch;
+};
+
+static void add_scratch(struct places *p, const char *dir)
 {
 	struct stat st;
-	if (which == 0)
-		snprintf(out, len, "%s/scratch", runtime);
-	else
-		snprintf(out, len, "/dev/shm/kern-%u/scratch", (unsigned)geteuid());
-	return lstat(out, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() ? 0 : -1;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		return;
+	for (size_t i = 0; i < p->nscratch; i++)
+		if (strcmp(p->scratch[i], dir) == 0)
+			return;
+	snprintf(p->scratch[p->nscratch++], PATH_MAX, "%s", dir);
+}
+
+static int add_runtime(const char *dir, void *ctx)
+{
+	struct places *p = ctx;
+	char sub[PATH_MAX];
+	if (p->nruntime == MAX_RUNTIMES || strlen(dir) + sizeof "/scratch" > PATH_MAX)
+		return 0;
+	snprintf(p->runtime[p->nruntime++], PATH_MAX, "%s", dir);
+	snprintf(sub, sizeof sub, "%s/scratch", dir);
+	add_scratch(p, sub);
+	return 0;
 }
 
 static void reclaim_scratch(const char *dir, char **entries, size_t n, const struct live *live,
@@ -245,48 +270,66 @@ static void reclaim_scratch(const char *dir, char **entries, size_t n, const str
 	close(dfd);
 }
 
+/* How many of the records listed in runtime are gone now: those
+ * registry_each removed as dead, and the temporary records of dead
+ * writers removed here. */
+static int records_gone(const char *runtime, char **names, size_t n)
+{
+	char path[PATH_MAX];
+	int gone = 0;
+	for (size_t i = 0; names && i < n; i++) {
+		struct stat st;
+		pid_t writer = record_tmp_pid(names[i]);
+		snprintf(path, sizeof path, "%s/instances/%s", runtime, names[i]);
+		/* A dead record the live pass deleted; or the temporary file
+		 * of a supervisor killed between writing a record and renaming
+		 * it into place. */
+		if ((box_name_valid(names[i]) && access(path, F_OK) < 0 && errno == ENOENT) ||
+		    (writer && lstat(path, &st) == 0 && S_ISREG(st.st_mode) && owner_gone(writer, &st) &&
+		     unlink(path) == 0))
+			gone++;
+	}
+	return gone;
+}
+
 static int recover_main(int argc, char **argv)
 {
-	char runtime[PATH_MAX], dir[PATH_MAX], sdir[2][PATH_MAX];
+	static struct places pl;
 	struct live live = {0};
 	struct tally t = {0};
-	size_t nrec = 0, nscr[2] = {0, 0};
-	char **recs = NULL, **scr[2] = {NULL, NULL};
+	char dir[PATH_MAX];
+	char **recs[MAX_RUNTIMES] = {NULL}, **scr[MAX_RUNTIMES + 1] = {NULL};
+	size_t nrec[MAX_RUNTIMES] = {0}, nscr[MAX_RUNTIMES + 1] = {0};
 
 	(void)argv;
 	if (argc > 1) {
 		fatal("box", "kern recover takes no arguments");
 		return EXIT_CLI;
 	}
-	if (runtime_root_existing(runtime, sizeof runtime) == 0) {
-		/* Scratch is listed BEFORE the live records are read: a box
-		 * claims its record before it makes its scratch, so any scratch
-		 * seen here whose box is alive is in the list read next. */
-		for (int i = 0; i < 2; i++)
-			if (scratch_root(i, runtime, sdir[i], sizeof sdir[i]) == 0)
-				scr[i] = list_dir(sdir[i], &nscr[i]);
-		snprintf(dir, sizeof dir, "%s/instances", runtime);
-		recs = list_dir(dir, &nrec);
-		registry_each(runtime, add_live, &live);
-		for (size_t i = 0; i < nrec; i++) {
-			char path[PATH_MAX];
-			struct stat st;
-			pid_t writer = record_tmp_pid(recs[i]);
-			snprintf(path, sizeof path, "%s/%s", dir, recs[i]);
-			/* A dead record the live pass above deleted; or the
-			 * temporary file of a supervisor killed between writing
-			 * a record and renaming it into place. */
-			if ((box_name_valid(recs[i]) && access(path, F_OK) < 0 && errno == ENOENT) ||
-			    (writer && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-			     owner_gone(writer, &st) && unlink(path) == 0))
-				t.records++;
-		}
-		for (int i = 0; i < 2 && !live.oom; i++)
-			if (scr[i])
-				reclaim_scratch(sdir[i], scr[i], nscr[i], &live, &t);
-		/* Egress: the proxy shares its listener over an inherited
-		 * descriptor, so no socket file is left under <runtime>. */
+	kern_runtime_each(add_runtime, &pl);
+	if (pl.nruntime) {
+		snprintf(dir, sizeof dir, "/dev/shm/kern-%u/scratch", (unsigned)geteuid());
+		add_scratch(&pl, dir);
 	}
+	const size_t nrt = pl.nruntime, nsd = pl.nscratch;
+	/* Scratch is listed BEFORE the live records are read: a box claims
+	 * its record before it makes its scratch, so any scratch seen here
+	 * whose box is alive is in the lists read next. */
+	for (size_t i = 0; i < nsd; i++)
+		scr[i] = list_dir(pl.scratch[i], &nscr[i]);
+	for (size_t r = 0; r < nrt; r++) {
+		snprintf(dir, sizeof dir, "%s/instances", pl.runtime[r]);
+		recs[r] = list_dir(dir, &nrec[r]);
+	}
+	for (size_t r = 0; r < nrt; r++)
+		registry_each(pl.runtime[r], add_live, &live);
+	for (size_t r = 0; r < nrt; r++)
+		t.records += records_gone(pl.runtime[r], recs[r], nrec[r]);
+	for (size_t i = 0; i < nsd && !live.oom; i++)
+		if (scr[i])
+			reclaim_scratch(pl.scratch[i], scr[i], nscr[i], &live, &t);
+	/* Egress: the proxy shares its listener over an inherited
+	 * descriptor, so no socket file is left under <runtime>. */
 	t.cgroups = cg_sweep_orphans(INT_MAX);
 	if (t.cgroups < 0)
 		t.cgroups = 0;
@@ -297,9 +340,10 @@ static int recover_main(int argc, char **argv)
 		note("recover: removed %d dead record%s, %d scratch director%s, %d cgroup%s", t.records,
 		     t.records == 1 ? "" : "s", t.scratch, t.scratch == 1 ? "y" : "ies", t.cgroups,
 		     t.cgroups == 1 ? "" : "s");
-	free_list(recs, nrec);
-	free_list(scr[0], nscr[0]);
-	free_list(scr[1], nscr[1]);
+	for (size_t r = 0; r < nrt; r++)
+		free_list(recs[r], nrec[r]);
+	for (size_t i = 0; i < nsd; i++)
+		free_list(scr[i], nscr[i]);
 	free_list(live.scratch, live.n);
 	return 0;
 }

@@ -113,12 +113,15 @@ static void kill_box(struct box_procs *bp, const struct box_record *rec)
 	}
 }
 
-static int stop_one(const char *runtime, const char *name, int sig, long grace_ms)
+static int stop_one(const char *name, int sig, long grace_ms)
 {
 	struct box_record rec;
 	struct box_procs bp;
+	char runtime[4096];
 
-	if (!runtime || find_box(runtime, name, &rec, &bp) < 0)
+	/* The runtime directory that records it: kern box's, or another
+	 * candidate an older kern used (registry_dirs.c). */
+	if (registry_find(name, runtime, sizeof runtime) < 0 || find_box(runtime, name, &rec, &bp) < 0)
 		return unknown(name);
 	if (bp.pid1_fd < 0) {
 		if (rec.pid1 == 0 && proc_is_kern(rec.sup_pid) && !pidfd_exited(bp.sup_fd)) {
@@ -155,7 +158,6 @@ static int stop_main(int argc, char **argv)
 	const char *names[256];
 	int nnames = 0, sig = SIGTERM, rc = 0;
 	unsigned long long grace = 10;
-	char runtime[4096];
 
 	for (int i = 1; i < argc; i++) {
 		char *t = argv[i], *v = NULL, *eq = strchr(t, '=');
@@ -203,12 +205,10 @@ static int stop_main(int argc, char **argv)
 		hint("usage: kern stop [--stop-signal SIG] [--stop-timeout N] NAME...");
 		return EXIT_CLI;
 	}
-	int have = runtime_root_existing(runtime, sizeof runtime) == 0;
 	/* Dead records go now (box-cli.md §7.1). */
-	if (have)
-		registry_each(runtime, NULL, NULL);
+	registry_each_all(NULL, NULL);
 	for (int i = 0; i < nnames; i++)
-		if (stop_one(have ? runtime : NULL, names[i], sig, (long)grace * 1000))
+		if (stop_one(names[i], sig, (long)grace * 1000))
 			rc = EXIT_CLI;
 	return rc;
 }

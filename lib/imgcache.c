@@ -204,10 +204,7 @@ static void check_record(const struct box_record *rec, void *ctx)
 
 int cache_path_in_use(const char *path, const char *entry, time_t retired_at)
 {
-	char run[PATH_MAX];
 	struct in_use u = {path, entry, retired_at, 0};
-	if (runtime_root_existing(run, sizeof run) < 0)
-		return 0;
-	registry_each(run, check_record, &u);
+	registry_each_all(check_record, &u);
 	return u.used;
 }

@@ -44,16 +44,6 @@ int runtime_root(char *out, size_t len)
 	return runtime_prepare(out);
 }
 
-int runtime_root_existing(char *out, size_t len)
-{
-	struct stat st;
-	if (kern_dir(KDIR_RUNTIME, out, len, 0) < 0)
-		return -1;
-	if (lstat(out, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-		return -1;
-	return 0;
-}
-
 int box_name_valid(const char *name)
 {
 	size_t n = strlen(name);
@@ -254,19 +244,20 @@ int registry_claim(const char *runtime, const struct box_record *rec)
 		return EXIT_SETUP;
 	}
 	record_path(path, sizeof path, runtime, rec->name);
+	int live = 0;
 	if (registry_load(runtime, rec->name, &old) == 0) {
-		int live = record_live(&old);
+		live = record_live(&old);
 		record_free(&old);
-		if (live) {
-			fatal("box", "a box named '%s' is already running", rec->name);
-			hint("pick another name, or stop it with `kern stop %s`", rec->name);
-			goto out;
-		}
-		unlink(path);
-	} else {
-		/* A malformed or half-written leftover: only a dead writer leaves one. */
-		unlink(path);
 	}
+	/* A box recorded in another runtime directory (an older kern's
+	 * /tmp/kern-<uid>) holds the name as well. */
+	if (live || registry_live_elsewhere(runtime, rec->name)) {
+		fatal("box", "a box named '%s' is already running", rec->name);
+		hint("pick another name, or stop it with `kern stop %s`", rec->name);
+		goto out;
+	}
+	/* A dead, malformed or half-written leftover: only a dead writer leaves one. */
+	unlink(path);
 	if (write_record(runtime, rec, tmp, sizeof tmp) < 0) {
 		setup_failed("write %s: %s", tmp, strerror(errno));
 		rc = EXIT_SETUP;

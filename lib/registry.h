@@ -48,8 +48,14 @@ struct box_record {
 int runtime_root(char *out, size_t len);
 /* Create the children of a runtime root given explicitly (kern-wait). */
 int runtime_prepare(const char *root);
-/* Resolve without creating; -1 when it does not exist (nothing to list). */
-int runtime_root_existing(char *out, size_t len);
+
+/* The same across every runtime directory that may hold the caller's
+ * boxes (kern_runtime_each, registry_dirs.c): registry_each over each;
+ * the directory holding a live record of name (0, or -1 when none does);
+ * whether a directory other than runtime holds one (1) or not (0). */
+int registry_each_all(void (*fn)(const struct box_record *, void *), void *ctx);
+int registry_find(const char *name, char *runtime, size_t len);
+int registry_live_elsewhere(const char *runtime, const char *name);
 
 unsigned long long proc_start_time(pid_t pid);
 

@@ -36,7 +36,7 @@ fuzz_src_cli              := lib/mountspec.c lib/parse.c lib/path.c lib/ulimit.c
 			     lib/envfile.c lib/strv.c lib/fdutil.c
 fuzz_src_image_config     := lib/manifest.c lib/json.c lib/sidecar.c lib/digest.c lib/sha256_x86.c \
 			     lib/strv.c lib/envfile.c lib/fdutil.c lib/users.c lib/path.c lib/parse.c
-fuzz_src_box_record       := lib/registry.c lib/diag.c lib/xdg.c lib/env.c lib/parse.c
+fuzz_src_box_record       := lib/registry.c lib/registry_dirs.c lib/diag.c lib/xdg.c lib/env.c lib/parse.c
 fuzz_dep_seccomp_bpf       := $(B)/gen/seccomp_bpf.h
 fuzz_libs_pull_json        := -lmbedcrypto
 fuzz_libs_pull_ref         := -lmbedcrypto

@@ -65,10 +65,14 @@ no_leftovers() {
 	! "$KERN" ps -q | grep -qx "$name" || { echo "still listed"; return 1; }
 }
 
+# The runtime directory kern picks (xdg.c; ignores squatted candidates).
 runtime_dir() {
+	local u
+	u=$(id -u)
 	if [ -n "${XDG_RUNTIME_DIR:-}" ]; then echo "$XDG_RUNTIME_DIR/kern";
-	elif [ -d "/run/user/$(id -u)" ]; then echo "/run/user/$(id -u)/kern";
-	else echo "/tmp/kern-$(id -u)"; fi
+	elif [ -w "/run/user/$u" ]; then echo "/run/user/$u/kern";
+	elif [ "$u" = 0 ] && [ "$(stat -f -c %T /run)" = tmpfs ]; then echo /run/kern;
+	else echo "/dev/shm/kern-$u"; fi
 }
 
 # wait_for FILE REGEX [SECONDS]: poll until a line of FILE matches.

@@ -75,10 +75,19 @@ def _home() -> str:
 
 def kern_state_dirs() -> List[str]:
     """kern's runtime, cache, config and data directories, from the
-    environment and their defaults."""
+    environment and their defaults (every runtime candidate of kern box's
+    ENVIRONMENT section, man kern-box)."""
     uid = os.getuid()
     home = os.environ.get("HOME", "")
-    dirs = ["/run/user/%d/kern" % uid, "/tmp/kern-%d" % uid, "/tmp/kern-cache-%d" % uid]
+    dirs = ["/run/user/%d/kern" % uid, "/dev/shm/kern-%d" % uid, "/tmp/kern-%d" % uid,
+            "/tmp/kern-cache-%d" % uid]
+    if uid == 0:
+        dirs.append("/run/kern")
+    state_home = os.environ.get("XDG_STATE_HOME", "")
+    if state_home:
+        dirs.append(os.path.join(state_home, "kern", "run"))
+    elif home:
+        dirs.append(os.path.join(home, ".local", "state", "kern", "run"))
     for var, default in (("XDG_RUNTIME_DIR", ""), ("XDG_CACHE_HOME", ".cache"),
                          ("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share")):
         value = os.environ.get(var, "")

@@ -87,6 +87,22 @@ def test_kern_state_defaults(no_kern, tmp_path, monkeypatch):
     assert "kern's own state" in refused(mounts={str(home / ".cache"): "/x"})
 
 
+def test_kern_runtime_fallbacks(no_kern, tmp_path, monkeypatch):
+    """Every runtime directory kern box may pick without XDG_RUNTIME_DIR
+    (issue 16: /dev/shm/kern-<uid> before /tmp/kern-<uid>) is kern's state,
+    and so is the home fallback."""
+    uid = os.getuid()
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    for path in ("/tmp/kern-%d" % uid, str(tmp_path / ".local" / "state" / "kern" / "run"),
+                 str(tmp_path / ".local" / "state")):
+        assert "kern's own state" in refused(mounts={path: "/x"})
+    # Under /dev, which is refused as a whole.
+    refused(mounts={"/dev/shm/kern-%d" % uid: "/x"})
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "st"))
+    assert "kern's own state" in refused(mounts={str(tmp_path / "st" / "kern"): "/x"})
+
+
 def test_workspace_follows_the_same_rules(no_kern, tmp_path):
     assert "credential" in refused(workspace=str(tmp_path / ".ssh"))
     assert "host system path" in refused(workspace="/etc")
