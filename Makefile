@@ -23,7 +23,9 @@ CFLAGS    += -std=c11 $(WARN) $(HARDEN) -MMD -MP
 # Dynamic development build: PIE with full RELRO.
 DYN_CFLAGS  := -fPIE
 DYN_LDFLAGS := -pie -Wl,-z,relro,-z,now
-LIBS      := -lcap -larchive -lcurl -lmbedcrypto
+# What a box start needs. libcurl and libarchive are LAZY_LIBS
+# (mk/lazylib.mk): opened on first use here, linked in the static build.
+LIBS      := -lcap -lmbedcrypto
 
 LIB_SRCS    := $(sort $(wildcard lib/*.c))
 APPLET_SRCS := $(sort $(wildcard applets/*.c))

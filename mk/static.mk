@@ -28,8 +28,9 @@
 # beside it.
 #
 # Other fragments: new lib/*.c and applets/*.c files are linked
-# automatically; every library in LIBS and STATIC_LIBS must be one of the
-# libraries above (musl-gcc never sees Debian's glibc libraries), linked
+# automatically; every library in LIBS, LAZY_LIBS (which the dynamic
+# build opens on first use: mk/lazylib.mk) and STATIC_LIBS must be one of
+# the libraries above (musl-gcc never sees Debian's glibc libraries), linked
 # in one --start-group, so their order does not matter. A new dependency
 # means a new source build here.
 
@@ -98,7 +99,7 @@ STATIC_CPPFLAGS = $(CPPFLAGS) -DKERN_STATIC -include mk/static/musl_compat.h \
 STATIC_LDFLAGS := -static -Wl,--gc-sections -Wl,-z,relro,-z,now -Wl,-z,noexecstack
 # libcurl's TLS, libarchive's and kern's gzip and zstd codecs.
 STATIC_LIBS += -lmbedtls -lmbedx509 -lmbedcrypto -lzstd -lz
-STATIC_LINK_LIBS = $(foreach d,$(DEP_DIRS),-L$(d)/lib) -Wl,--start-group $(LIBS) $(STATIC_LIBS) -Wl,--end-group
+STATIC_LINK_LIBS = $(foreach d,$(DEP_DIRS),-L$(d)/lib) -Wl,--start-group $(LIBS) $(LAZY_LIBS) $(STATIC_LIBS) -Wl,--end-group
 
 STATIC_OBJS := $(patsubst %.c,$(B)/static/obj/%.o,$(LIB_SRCS) $(APPLET_SRCS))
 

@@ -33,6 +33,10 @@ assert_status() {
 }
 
 KERN_T=$TREE/build/test/kern	# the test build: phase hooks compiled in
+# The dynamic release build (`make`): tests/run puts the static one in
+# build/kern's place and keeps this one as build/kern-dynamic.
+KERN_DYN=$TREE/build/kern-dynamic
+[ -x "$KERN_DYN" ] || KERN_DYN=$TREE/build/kern
 
 # A tiny root filesystem from busybox-static, built once per test file.
 mkrootfs() {

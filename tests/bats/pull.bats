@@ -61,6 +61,21 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 	grep -qx "digest	$d" "$CACHE/$k.image"
 }
 
+@test "issue 16: the dynamic kern opens libcurl and libarchive when a pull needs them, and the pull works [rootless]" {
+	require_extractor
+	file -L "$KERN_DYN" | grep -q 'dynamically linked' || skip "$KERN_DYN is not the dynamic build"
+	run --separate-stderr env LD_DEBUG=files LD_DEBUG_OUTPUT="$BATS_TEST_TMPDIR/ld" "$KERN_DYN" pull "$REG/busybox:oci"
+	assert_status 0
+	k=$(key_of "$REG/busybox:oci")
+	entry_complete "$k"
+	[ "$(cat "$CACHE/$k/etc/kern-fixture")" = "busybox fixture" ]
+	# Opened by kern itself (dlopen), not by the loader at start.
+	run cat "$BATS_TEST_TMPDIR"/ld.*
+	assert_line_re 'file=libcurl\.so\.[0-9]+ \[0\];  dynamically loaded by '
+	assert_line_re 'file=libarchive\.so\.[0-9]+ \[0\];  dynamically loaded by '
+	refute_line_re 'file=lib(curl|archive)\.so\.[0-9]+ \[0\];  needed by '
+}
+
 @test "pull of a Docker schema-2 manifest [rootless]" {
 	require_extractor
 	run kern pull "$REG/busybox:v2s2"
