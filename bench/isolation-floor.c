@@ -8,7 +8,9 @@
  * In order: scratch dirs; memory and pids cgroups (v1, as root) with the
  * default caps and the workload leaf; clone into user, pid, net, ipc and
  * uts namespaces; the single-id maps, from outside; inside: the move into
- * the cgroup leaves, mount and cgroup namespaces, overlay root, /dev (tmpfs, five
+ * the cgroup leaves, mount and cgroup namespaces, the writable layer (a
+ * 256 MiB tmpfs over the scratch dir, kern's --disk default, with the
+ * user-xattr probe and merged/upper/work made on it), overlay root, /dev (tmpfs, five
  * device binds, shm, mqueue), /proc, pivot_root, the /proc masks,
  * hostname, lo up, the bounding set, no_new_privs, kern's seccomp filter;
  * then /bin/true as init's child. Teardown: cgroups, scratch.
@@ -37,6 +39,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "seccomp_bpf.h"
@@ -128,6 +131,18 @@ static void build_root(const char *lower, const char *scratch)
 	at(m, scratch, "merged");
 	snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s/upper,workdir=%s/work,userxattr", lower,
 		 scratch, scratch);
+	if (!without_overlay) {
+		static const char *const layer[] = {"merged", "upper", "work"};
+		if (mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=268435456") < 0)
+			die("tmpfs layer");
+		if (setxattr(scratch, "user.kern", "", 0, 0) < 0)
+			die("tmpfs layer xattr");
+		for (size_t i = 0; i < 3; i++) {
+			at(p, scratch, layer[i]);
+			if (mkdir(p, 0700) < 0)
+				die(p);
+		}
+	}
 	if (without_overlay) {
 		bind_at(lower, m, MS_REC);
 		bind_at(NULL, m, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV);

@@ -3,11 +3,15 @@
 medians and ratios. Used by bench/box-startup; usable alone:
 
     startup.py ROUNDS NAME=CMD... [--ratio A/B ...] [--diff A:B ...] [--pause MS]
+               [--burst N]
 
 --diff A:B prints median A minus median B in ms (what one more step
 costs). --pause MS sleeps that long before each start, so that every start
 finds the machine idle, as an agent's occasional tool call does (back to
 back, the kernel's RCU and cgroup state stays warm between starts).
+--burst N starts N copies of the command at once and times until the last
+has ended (wall time, as 200 agents calling at once meet it); {i} in a
+command becomes the copy's number, for names that must differ.
 Each command is started with posix_spawn and reaped with waitpid, so the
 measuring overhead is the same small constant for every peer. Leading
 VAR=value words set that command's environment (no env(1) exec)."""
@@ -20,7 +24,7 @@ import time
 
 def main():
     rounds = int(sys.argv[1])
-    cmds, ratios, diffs, pause = {}, [], [], 0.0
+    cmds, ratios, diffs, pause, burst = {}, [], [], 0.0, 1
     args = sys.argv[2:]
     i = 0
     while i < len(args):
@@ -30,6 +34,10 @@ def main():
             continue
         if args[i] == "--pause":
             pause = float(args[i + 1]) / 1000
+            i += 2
+            continue
+        if args[i] == "--burst":
+            burst = int(args[i + 1])
             i += 2
             continue
         if args[i] == "--diff":
@@ -49,13 +57,16 @@ def main():
         for name, (argv, env) in cmds.items():
             if pause:
                 time.sleep(pause)
+            copies = [[w.replace("{i}", str(n)) for w in argv] for n in range(burst)]
             t = time.perf_counter_ns()
-            pid = os.posix_spawnp(argv[0], argv, env,
-                                  file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)])
-            _, st = os.waitpid(pid, 0)
+            pids = [os.posix_spawnp(a[0], a, env,
+                                    file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)])
+                    for a in copies]
+            sts = [os.waitpid(pid, 0)[1] for pid in pids]
             dt = (time.perf_counter_ns() - t) / 1e6
-            if os.waitstatus_to_exitcode(st) != 0:
-                sys.exit(f"{name} failed (status {st}): {' '.join(argv)}")
+            for st in sts:
+                if os.waitstatus_to_exitcode(st) != 0:
+                    sys.exit(f"{name} failed (status {st}): {' '.join(argv)}")
             if r >= 2:  # two warm-up rounds
                 times[name].append(dt)
     med = {k: statistics.median(v) for k, v in times.items()}
