@@ -63,6 +63,20 @@ complete_entry() {
 	assert_status 0
 }
 
+@test "issue 16: the dynamic kern opens libarchive when a load needs it, and the load works [rootless]" {
+	require_extractor
+	file -L "$KERN_DYN" | grep -q 'dynamically linked' || skip "$KERN_DYN is not the dynamic build"
+	run env LD_DEBUG=files LD_DEBUG_OUTPUT="$BATS_TEST_TMPDIR/ld" "$KERN_DYN" load -i "$L/docker.tar"
+	assert_status 0
+	complete_entry
+	run "$KERN_DYN" images -q
+	[ "$output" = "example.com/team/bb:saved" ]
+	# Opened by kern itself (dlopen), not by the loader at start.
+	run cat "$BATS_TEST_TMPDIR"/ld.*
+	assert_line_re 'file=libarchive\.so\.[0-9]+ \[0\];  dynamically loaded by '
+	refute_line_re 'file=lib(curl|archive)\.so\.[0-9]+ \[0\];  needed by '
+}
+
 @test "kern load: a layout with only a bare tag needs --tag; a tampered blob is refused [rootless]" {
 	run --separate-stderr kern load -i "$L/oci"
 	assert_status 1
