@@ -98,11 +98,18 @@ function home() {
 	return h ? realpath(h) : "";
 }
 
-/** kern's runtime, cache, config and data directories, from the environment and their defaults. */
+/**
+ * kern's runtime, cache, config and data directories, from the environment and their
+ * defaults (every runtime candidate of kern box's ENVIRONMENT section, man kern-box).
+ */
 function kernStateDirs() {
 	const uid = process.getuid ? process.getuid() : 0;
 	const h = process.env.HOME || "";
-	const dirs = [`/run/user/${uid}/kern`, `/tmp/kern-${uid}`, `/tmp/kern-cache-${uid}`];
+	const dirs = [`/run/user/${uid}/kern`, `/dev/shm/kern-${uid}`, `/tmp/kern-${uid}`, `/tmp/kern-cache-${uid}`];
+	if (uid === 0) dirs.push("/run/kern");
+	const stateHome = process.env.XDG_STATE_HOME || "";
+	if (stateHome) dirs.push(path.join(stateHome, "kern", "run"));
+	else if (h) dirs.push(path.join(h, ".local", "state", "kern", "run"));
 	for (const [v, def] of [["XDG_RUNTIME_DIR", ""], ["XDG_CACHE_HOME", ".cache"], ["XDG_CONFIG_HOME", ".config"], ["XDG_DATA_HOME", ".local/share"]]) {
 		const value = process.env[v] || "";
 		if (value) dirs.push(path.join(value, "kern"));

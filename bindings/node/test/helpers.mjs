@@ -2,7 +2,7 @@
 // checks that a box left nothing behind.
 import { createRequire } from "node:module";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 
@@ -29,11 +29,16 @@ export function boxes() {
 	return execFileSync(KERN, ["ps", "-q"], { encoding: "utf8" }).split("\n").filter(Boolean);
 }
 
-/** kern's runtime directory for this user (box-cli.md §7.1). */
+/**
+ * kern's runtime directory for this user (box-cli.md §7.1): the one a box
+ * would use, as `kern box --plan` names it (the candidates and their checks
+ * are kern's: /dev/shm/kern-<uid> on a host without a login session).
+ */
 export function runtimeDir() {
-	if (process.env.XDG_RUNTIME_DIR) return path.join(process.env.XDG_RUNTIME_DIR, "kern");
-	const run = `/run/user/${process.getuid()}`;
-	return existsSync(run) ? path.join(run, "kern") : `/tmp/kern-${process.getuid()}`;
+	const plan = execFileSync(KERN, ["box", "nodesbx-probe", "--plan", "--image", "host", "--allow-uncapped", "--", "true"], { encoding: "utf8" });
+	const m = / --runtime (\S+) /.exec(plan);
+	if (!m) throw new Error(`kern box --plan names no --runtime: ${plan}`);
+	return m[1];
 }
 
 const listed = (dir) => {

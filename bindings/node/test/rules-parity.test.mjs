@@ -144,6 +144,7 @@ test("mount sources: the same verdict and message as kern_sandbox/rules.py for e
 		p("proj"), p("proj", "file"), p("proj", "innocent"), p("proj", "to-etc"), p("proj", "to-home"), p("work", "to-state"),
 		p("proj", ".config"), p("proj", ".config", "other"), p("proj", ".cargo"), p("proj", "does", "not", "exist"),
 		".", "..", "proj", "to-state", "", "a\nb", "a\0b", `/run/user/${process.getuid()}/kern`, `/tmp/kern-${process.getuid()}`, `/tmp/kern-cache-${process.getuid()}/x`,
+		`/dev/shm/kern-${process.getuid()}`, "/run/kern", "~/.local/state", "~/.local/state/kern/run",
 		...creds.map((c) => p("proj", c, "sub")),
 		...creds.map((c) => `/nonexistent/${c}`),
 		...[".cargo", ".m2", ".gem", ".sshx", "ssh", ".aws2", ".config/ghx", "config/gh"].map((c) => p("proj", c)),
