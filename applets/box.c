@@ -35,6 +35,7 @@
 #include "ns.h"
 #include "parse.h"
 #include "path.h"
+#include "pid1sync.h"
 #include "profiles.h"
 #include "registry.h"
 #include "report.h"
@@ -76,6 +77,8 @@ static const char usage[] =
 	"  --ulimit NAME=SOFT[:HARD]   setrlimit in the box (repeatable)\n"
 	"  --uid-range            map a subordinate uid/gid range (warns if unavailable)\n"
 	"  --no-uid-range         single-id map: box root = you\n"
+	"  --map-host-root        root only: box root is host root (by default it is a\n"
+	"                         subordinate id and binds are idmapped)\n"
 	"network:\n"
 	"  --net [host|none], --network host|none   host network, or only lo (default)\n"
 	"  --egress-allow D1,D2   only lo, plus an HTTP(S) proxy to these domains\n"
@@ -119,6 +122,7 @@ struct box_args {
 	char *cap_drop[MAX_LIST], *cap_add[MAX_LIST];
 	int ncap_drop, ncap_add;
 	int uid_range;		/* 1 --uid-range, -1 --no-uid-range, 0 unset */
+	int map_host_root;
 	const char *user;
 	const char *entrypoint;
 	int entrypoint_set;
@@ -177,7 +181,7 @@ static const char *const valued[] = {
 static const char *const bare[] = {
 	"--ro", "--read-only", "--no-uid-range", "--uid-range", "--require-limits", "--net",
 	"--show-config", "-d", "--detach", "--init", "-q", "--quiet", "--allow-uncapped",
-	"--bind-rootfs", "--plan", "-t", "--tty", NULL};
+	"--bind-rootfs", "--plan", "-t", "--tty", "--map-host-root", NULL};
 
 static int in_list(const char *const *list, const char *s)
 {
@@ -358,6 +362,8 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 		a->uid_range = -1;
 	} else if (!strcmp(f, "--uid-range")) {
 		a->uid_range = 1;
+	} else if (!strcmp(f, "--map-host-root")) {
+		a->map_host_root = 1;
 	} else if (!strcmp(f, "--require-limits")) {
 		a->limits.require_limits = 1;
 	} else if (!strcmp(f, "--allow-uncapped")) {
@@ -823,6 +829,16 @@ static int resolve_user(const char *lower, const char *user, struct lockdown *ld
 	return rc;
 }
 
+/* 1 when box root writes host files as uid 0 in a shifted box: through a
+ * writable bind or --bind-rootfs, which are idmapped (idmount.h). */
+static int writes_host(const struct box_args *a)
+{
+	for (int i = 0; i < a->nbinds; i++)
+		if (!a->binds[i].ro)
+			return 1;
+	return a->rootfs && a->bind_rootfs;
+}
+
 /* The id map a box gets; launch() and --plan decide it here. A non-root
  * user needs a range, --uid-range asks for one (a warning when it cannot be
  * had), and a registry image merely prefers one (silently). */
@@ -844,43 +860,18 @@ static enum map_choice map_choice(const struct box_args *a, int nonroot)
 static void pid1_main(void *ctx, int report_fd)
 {
 	struct launch *l = ctx;
-	char b;
 	close(l->sync[0]);
-	/* A supervisor that fails or dies kills PID 1; its word says why. */
-	if (read(l->sync[1], &b, 1) != 1 || b != 'm')
-		_exit(EXIT_SETUP);
-	if (l->a->net == NET_EGRESS) {
-		int stage, fd = egress_listen(&stage), e = errno;
-		char msg[2 + sizeof e] = {fd >= 0 ? 'L' : 'E', (char)stage};
-		memcpy(msg + 2, &e, sizeof e);
-		(void)send_fds(l->sync[1], msg, sizeof msg, &fd, fd >= 0);
-		if (fd >= 0)
-			close(fd);
-	}
-	close(l->sync[1]);
+	pid1sync_wait(l->sync[1], l->fs.shifted, l->a->net == NET_EGRESS);
 	fs_build(&l->fs);
+	/* The supervisor makes no more mounts for this box. */
+	close(l->sync[1]);
 	init_run(&l->run, report_fd, l->alive_fd);
-}
-
-/* 8, second half: PID 1's listener to the proxy. */
-static void hand_egress(struct launch *l)
-{
-	char msg[2 + sizeof(int)];
-	int listener = -1, got, err = 0;
-	long n = recv_fds(l->sync[0], msg, sizeof msg, &listener, 1, &got);
-	if (n != (long)sizeof msg) {
-		/* PID 1 died in setup; its status says why. */
-		if (listener >= 0)
-			close(listener);
-		return;
-	}
-	memcpy(&err, msg + 2, sizeof err);
-	(void)egress_hand_over(l->egress_ctl, msg[0] == 'L' ? listener : -1, msg[1], err);
 }
 
 /* The supervisor's side of the start, right after PID 1 was cloned into
  * its namespaces and the box cgroup (supervise() sees to that): steps 9-11
- * of kern-ns (the id maps, written from outside), the egress listener. */
+ * of kern-ns (the id maps, written from outside), the egress listener, a
+ * shifted box's idmapped mounts (pid1sync.h). */
 static int box_prepare(struct supervisor *s, pid_t pid1)
 {
 	struct launch *l = s->ctx;
@@ -896,9 +887,8 @@ static int box_prepare(struct supervisor *s, pid_t pid1)
 		return EXIT_SETUP;
 	}
 	test_phase("unshare");
-	(void)send(l->sync[0], "m", 1, MSG_NOSIGNAL);
-	if (l->a->net == NET_EGRESS)
-		hand_egress(l);
+	if ((rc = pid1sync_serve(l->sync[0], pid1, &l->nc, l->a->net == NET_EGRESS, l->egress_ctl)))
+		return rc;
 	/* Off PID 1's path: other boxes' leftovers. */
 	cg_sweep_parents(s->cg);
 	return 0;
@@ -1126,7 +1116,18 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	enum map_choice map = map_choice(a, nonroot);
 	l.range_wanted = map != MAP_SINGLE;
 	l.range_silent = map == MAP_RANGE_PREFERRED;
-	if (nonroot && !ns_range_available(geteuid())) {
+	/* 9-11 are kern-ns, in box_prepare(): the supervisor clones PID 1
+	 * straight into its namespaces and, still in the host's, writes its id
+	 * maps. */
+	l.nc = (struct ns_config){.net_host = a->net == NET_HOST, .range = l.range_wanted,
+				  .range_explicit = map == MAP_RANGE, .host_root = a->map_host_root,
+				  .uid = geteuid(), .gid = getegid()};
+	l.nonroot = nonroot;
+	l.fs.shifted = ns_shifted(&l.nc);
+	l.run.ld.restrict_sxid = l.fs.shifted && writes_host(a);
+	if (l.run.ld.restrict_sxid)
+		l.run.ld.caps &= ~LOCKDOWN_SXID_CAPS;
+	if (nonroot && !ns_range_available(geteuid(), a->map_host_root)) {
 		setup_failed("--user %u:%u cannot be mapped: no subordinate id range for uid %u in "
 			     "/etc/subuid and /etc/subgid (or no newuidmap)", (unsigned)l.run.ld.uid,
 			     (unsigned)l.run.ld.gid, (unsigned)geteuid());
@@ -1147,7 +1148,9 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	rec.created = (long long)time(NULL);
 	snprintf(rec.image, sizeof rec.image, "%s", a->image ? a->image : a->rootfs);
 	snprintf(rec.seccomp, sizeof rec.seccomp, "%s", seccomp_mode_name(a->seccomp_mode));
-	rec.caps = nonroot ? 0 : a->caps;
+	rec.caps = nonroot ? 0 : l.run.ld.caps;
+	rec.shifted = l.fs.shifted;
+	rec.restrict_sxid = l.run.ld.restrict_sxid;
 	user_format(&l.run.ld, rec.user, sizeof rec.user);
 	snprintf(rec.lower, sizeof rec.lower, "%s", l.lower);
 	for (int i = 0; i < a->nlabels; i++)
@@ -1175,8 +1178,9 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	}
 	test_phase("claim");
 	rc = EXIT_SETUP;
+	/* A shifted box's scratch belongs to its root. */
 	if (scratch_create(l.runtime, a->name, l.fs.root == ROOT_OVERLAY, l.range_wanted || nonroot,
-			   l.scratch, sizeof l.scratch) < 0)
+			   l.fs.shifted, l.scratch, sizeof l.scratch) < 0)
 		goto undo;
 
 	/* 7: kern-cg. The orphan sweep waits until PID 1 runs. */
@@ -1202,12 +1206,6 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 		test_phase("egress");
 	}
 
-	/* 9-11: kern-ns, in box_prepare(): the supervisor clones PID 1 straight
-	 * into its namespaces and, still in the host's, writes its id maps. */
-	l.nc = (struct ns_config){.net_host = a->net == NET_HOST, .range = l.range_wanted,
-				  .range_explicit = map == MAP_RANGE,
-				  .uid = geteuid(), .gid = getegid()};
-	l.nonroot = nonroot;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l.sync) < 0) {
 		setup_failed("socketpair: %s", strerror(errno));
 		goto undo_cg;
@@ -1219,6 +1217,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	l.fs.hostname = a->hostname_buf;
 	l.fs.read_only = a->read_only;
 	l.fs.rootless = geteuid() != 0;
+	l.fs.idm_fd = l.sync[1];
 	l.fs.net_host = a->net == NET_HOST;
 	l.fs.cgroup2 = cg_is_v2(cg);
 	l.fs.workdir = a->workdir ? a->workdir : (l.icfg.workdir && *l.icfg.workdir ? l.icfg.workdir : "/");
@@ -1243,6 +1242,12 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	l.run.argv = l.argv.v;
 	l.run.tty = a->tty;
 
+	/* A shifted PID 1 cannot walk root's private runtime directory to its
+	 * scratch; it inherits it as its working directory (fs_config). */
+	if (l.fs.shifted && chdir(l.scratch) < 0) {
+		setup_failed("chdir %s: %s", l.scratch, strerror(errno));
+		goto undo_tmpfs;
+	}
 	struct supervisor s = {.runtime = l.runtime, .rec = &rec, .scratch = l.scratch, .cg = cg,
 			       .timeout = a->timeout, .started_fd = l.started_fd,
 			       .alive_fd = l.alive_fd, .detach_fd = detach_fd, .pid1 = pid1_main,
@@ -1257,6 +1262,8 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	rec.nlabels = 0;
 	return rc;
 
+undo_tmpfs:
+	free(l.tmpfs);
 undo_sync:
 	close(l.sync[0]);
 	close(l.sync[1]);
@@ -1360,6 +1367,12 @@ static int box_plan(struct box_args *a)
 	enum map_choice map = map_choice(a, nonroot);
 	if (map != MAP_SINGLE)
 		range = map == MAP_RANGE ? "--uid-range" : "--uid-range-if-available";
+	/* A root caller's box, unless --map-host-root, writes host files as
+	 * uid 0 only through idmapped binds: no setuid files there. */
+	uint64_t box_caps = a->caps;
+	int sxid = geteuid() == 0 && !a->map_host_root && writes_host(a);
+	if (sxid)
+		box_caps &= ~LOCKDOWN_SXID_CAPS;
 	if (kern_dir(KDIR_RUNTIME, runtime, sizeof runtime, 0) < 0)
 		snprintf(runtime, sizeof runtime, "/tmp/kern-%u", (unsigned)geteuid());
 	printf("#!/bin/sh\n# kern box %s: the applet chain, one step per line\n", a->name);
@@ -1384,6 +1397,8 @@ static int box_plan(struct box_args *a)
 		opt("--net", NULL);
 	if (range)
 		opt(range, NULL);
+	if (a->map_host_root)
+		opt("--map-host-root", NULL);
 	if (a->net == NET_EGRESS) {
 		snprintf(buf, sizeof buf, "%d", PLAN_EGRESS_FD);
 		opt("--egress-fd", buf);
@@ -1404,10 +1419,12 @@ static int box_plan(struct box_args *a)
 	for (int i = 0; i < a->nlabels; i++)
 		opt("--label", a->labels[i]);
 	opt("--seccomp", seccomp_mode_name(a->seccomp_mode));
-	snprintf(caps, sizeof caps, "%016" PRIx64, a->caps);
+	snprintf(caps, sizeof caps, "%016" PRIx64, box_caps);
 	opt("--caps", caps);
 	if (a->tty)
 		opt("--tty", NULL);
+	if (sxid)
+		opt("--restrict-sxid", NULL);
 	printf(" -- \\\n  kern-fs");
 	opt("--root", root);
 	if (!host)
@@ -1464,6 +1481,8 @@ static int box_plan(struct box_args *a)
 		}
 	}
 	opt("--caps", caps);
+	if (sxid)
+		opt("--restrict-sxid", NULL);
 	if (user)
 		opt("--user", user);
 	opt("--seccomp", seccomp_mode_name(a->seccomp_mode));

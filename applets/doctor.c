@@ -26,7 +26,9 @@
 #include "diag.h"
 #include "env.h"
 #include "fdutil.h"
+#include "idmount.h"
 #include "ns.h"
+#include "xdg.h"
 
 static const char usage[] =
 "usage: kern doctor\n"
@@ -155,9 +157,17 @@ static void check_ranges(void)
 	unsigned long us, uc, gs, gc;
 	int hu = subid_range("/etc/subuid", uid, login, &us, &uc) == 0;
 	int hg = subid_range("/etc/subgid", uid, login, &gs, &gc) == 0;
-	if (hu && hg && ns_range_available(uid)) {
+	if (hu && hg && ns_range_available(uid, 1)) {
 		row("uid ranges", "ok", "%s maps %lu uids from %lu and %lu gids from %lu%s", login, uc, us,
 		    gc, gs, uid == 0 ? " (written directly as root)" : " via newuidmap/newgidmap");
+		return;
+	}
+	if (uid == 0) {
+		struct ns_ids ids;
+		ns_root_ids(&ids);
+		row("uid ranges", "ok", "root has no /etc/subuid and /etc/subgid rows: its boxes map %lu "
+		    "ids from %lu, kern's default range (with --map-host-root: single-id maps only)",
+		    ids.ucount, ids.ubase);
 		return;
 	}
 	row("uid ranges", "none", "images with several users (--user, --uid-range) fall back to a "
@@ -166,6 +176,37 @@ static void check_ranges(void)
 		fix("usermod --add-subuids 100000-165535 --add-subgids 100000-165535 %s", login);
 	else
 		fix("apt-get install uidmap (newuidmap and newgidmap)");
+}
+
+/* Who box root is on the host (isolation.md §3): the caller, or for root
+ * a subordinate id, with the idmapped mounts that needs tried for real on
+ * the image cache. */
+static void check_box_root(void)
+{
+	char cache[4096];
+	const char *what;
+	struct ns_ids ids;
+	uid_t uid = geteuid();
+	if (uid != 0) {
+		row("box root", "ok", "you (uid %u): a box holds no more over host files than you do",
+		    (unsigned)uid);
+		return;
+	}
+	ns_root_ids(&ids);
+	if (kern_dir(KDIR_CACHE, cache, sizeof cache, 0) < 0 || access(cache, F_OK) < 0)
+		snprintf(cache, sizeof cache, "/");
+	if (idm_probe(cache, &what) == 0) {
+		row("box root", "ok", "host uid %lu, not host root: %lu ids from %lu (%s); binds and image "
+		    "roots are idmapped, so root's files keep their owner; --map-host-root maps box root "
+		    "to host root instead", ids.ubase, ids.ucount, ids.ubase,
+		    ids.from_subid ? "root's /etc/subuid and /etc/subgid rows" : "kern's default range");
+		return;
+	}
+	problems++;
+	row("box root", "NO", "host uid %lu, not host root; but %s %s: %s, so image boxes cannot start "
+	    "(--map-host-root maps box root to host root)", ids.ubase, what, cache, strerror(errno));
+	fix("keep kern's image cache (XDG_CACHE_HOME) on a filesystem with idmapped mounts (ext4, xfs, "
+	    "btrfs, tmpfs; Linux 5.12 or later), or run boxes with --map-host-root");
 }
 
 static void check_overlay(int userns_ok)
@@ -330,6 +371,7 @@ static int doctor_main(int argc, char **argv)
 	fflush(stdout);
 	check_userns(&userns_ok);
 	check_ranges();
+	check_box_root();
 	check_overlay(userns_ok);
 	fflush(stdout);
 	caps_ok = check_cgroups();

@@ -44,6 +44,7 @@
 #include "fdutil.h"
 #include "init.h"
 #include "lockdown.h"
+#include "ns.h"
 #include "path.h"
 #include "pty.h"
 #include "registry.h"
@@ -326,6 +327,7 @@ static int prepare(struct exec_run *r)
 			      r->rec.name, r->rec.seccomp);
 	r->ld.seccomp_mode = mode;
 	r->ld.caps = r->rec.caps;
+	r->ld.restrict_sxid = r->rec.restrict_sxid;
 	r->ld.apparmor = r->rec.apparmor[0] ? r->rec.apparmor : NULL;
 	for (int i = 0; i < r->rec.nulimits; i++)
 		if (ulimit_parse(r->rec.ulimits[i], &r->ld.ulimits[r->ld.nulimits++], &why) < 0)
@@ -535,6 +537,13 @@ static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t paren
 		close(r->nsfd[i]);
 		r->nsfd[i] = -1;
 	}
+	/* A shifted box's map does not name host uid 0, which joining left
+	 * us as: become its root, as its PID 1 did (ns.h). */
+	const char *what;
+	if (r->rec.shifted && ns_become_root(&what) < 0)
+		_exit(refuse(r->alive_fd, "%s in box '%s': %s", what, r->rec.name, strerror(errno)));
+	if (r->rec.shifted && getppid() != parent)
+		_exit(EXIT_NOEXEC);
 	if (r->a->tty)
 		open_tty(r);
 	r->relay_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);

@@ -43,6 +43,10 @@ static const char usage[] =
 	"  --tmpfs PATH[:SIZE]       a tmpfs (repeatable)\n"
 	"  --device PATH             a character device bound at the same path\n"
 	"\n"
+	"In a box started by root (without --map-host-root) kern-wait hands it the\n"
+	"host paths as idmapped mounts over a socket named in KERN_PID1, and scratch\n"
+	"is its working directory.\n"
+	"\n"
 	"Any failure exits 125 with `kern: sandbox setup failed: <why>`.\n";
 
 #define MAX_ITEMS 256
@@ -130,11 +134,20 @@ static int fs_main(int argc, char **argv)
 		return EXIT_CLI;
 	}
 	diag_status_fd = ch.status_fd;
+	/* A shifted box (kern-wait made PID 1 box root and its cwd scratch):
+	 * host paths come from the supervisor (idmount.h). */
+	c.shifted = ch.idm_fd >= 0;
+	c.idm_fd = ch.idm_fd;
 	/* The next step is exec'd from this descriptor, opened while kern's own
 	 * image is still reachable by path. */
 	if (self_exe_fd() < 0)
 		step_fail("open /proc/self/exe: %s", strerror(errno));
 	fs_build(&c);
+	if (c.shifted) {
+		/* The supervisor makes no more mounts for this box. */
+		close(c.idm_fd);
+		chain_export(ch.status_fd, ch.report_fd, -1, ch.scratch);
+	}
 	exec_next(argv + next);
 	step_fail("kern-fs: exec %s: %s", argv[next], strerror(errno));
 bad:

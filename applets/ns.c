@@ -11,7 +11,8 @@
 #include "selfexec.h"
 
 static const char usage[] =
-	"usage: kern-ns [--net] [--uid-range | --uid-range-if-available] [--egress-fd N] -- NEXT...\n"
+	"usage: kern-ns [--net] [--uid-range | --uid-range-if-available] [--map-host-root]\n"
+	"               [--egress-fd N] -- NEXT...\n"
 	"\n"
 	"Unshare the user, pid, uts and ipc namespaces, and the network namespace\n"
 	"unless --net (keep the host network), write the id maps, then exec NEXT in\n"
@@ -21,13 +22,20 @@ static const char usage[] =
 	"  --uid-range                map 0 -> you plus your /etc/subuid range (warn if\n"
 	"                             it cannot be had; then a single-id map)\n"
 	"  --uid-range-if-available   the same, silently\n"
+	"  --map-host-root            as root: box root is host root (see below)\n"
 	"  --egress-fd N              the kern-egress control descriptor: the box's\n"
 	"                             127.0.0.1:3128 listener is handed to the proxy\n"
 	"\n"
 	"Default map: `0 <your uid> 1` with setgroups denied. Exit 125 when the\n"
 	"namespaces cannot be created (unprivileged user namespaces restricted).\n"
 	"NEXT gets KERN_NS_MAP=range|single|single-asked|single-silent, the map\n"
-	"written, for kern-wait (which removes it before the box starts).\n";
+	"written, for kern-wait (which removes it before the box starts).\n"
+	"\n"
+	"Root without --map-host-root: box root is a subordinate id (root's\n"
+	"/etc/subuid row, else 2130706432), which this process, the supervisor to\n"
+	"be, must not become. kern-ns then creates nothing: it passes the\n"
+	"namespaces on in KERN_NS_DEFER, and kern-wait clones PID 1 into them,\n"
+	"writes its maps and idmaps its binds from outside, as kern box does.\n";
 
 static int ns_main(int argc, char **argv)
 {
@@ -46,12 +54,23 @@ static int ns_main(int argc, char **argv)
 			cfg.range = cfg.range_explicit = 1;
 		} else if (!strcmp(argv[i], "--uid-range-if-available")) {
 			cfg.range = 1;
+		} else if (!strcmp(argv[i], "--map-host-root")) {
+			cfg.host_root = 1;
 		} else if (!strcmp(argv[i], "--egress-fd") && i + 1 < next - 1) {
 			egress_fd = (int)strtol(argv[++i], NULL, 10);
 		} else {
 			fatal("box", "kern-ns: unknown flag '%s'", argv[i]);
 			return EXIT_CLI;
 		}
+	}
+	if (ns_shifted(&cfg)) {
+		char v[64];
+		snprintf(v, sizeof v, "%d,%d,%d,%d", cfg.net_host, cfg.range, cfg.range_explicit,
+			 egress_fd);
+		setenv(NS_DEFER_ENV, v, 1);
+		exec_next(argv + next);
+		setup_failed("kern-ns: exec %s: %m", argv[next]);
+		return EXIT_SETUP;
 	}
 	int rc = ns_enter(&cfg, egress_fd, &ranged);
 	if (rc)

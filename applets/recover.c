@@ -188,7 +188,8 @@ static int rmtree_mapped(const char *path)
 		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (null >= 0)
 			dup2(null, 2);
-		struct ns_config cfg = {.net_host = 1, .range = 1, .uid = geteuid(), .gid = getegid()};
+		struct ns_config cfg = {.net_host = 1, .range = 1, .host_root = 1,
+				       .uid = geteuid(), .gid = getegid()};
 		int ranged = 0;
 		if (ns_enter(&cfg, -1, &ranged) != 0 || !ranged)
 			_exit(2);

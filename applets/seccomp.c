@@ -39,6 +39,8 @@ static const char usage[] =
 	"  --apparmor PROFILE   enter a loaded AppArmor profile at exec\n"
 	"  --tty                CMD's fds 0-2 and controlling terminal are a new pty\n"
 	"                       of the box's /dev/pts; its master goes to kern-wait\n"
+	"  --restrict-sxid      no setuid/setgid files and no CAP_SETFCAP (a root\n"
+	"                       caller's box writing host files through idmapped binds)\n"
 	"\n"
 	"The environment starts empty but for PATH, HOME=/root, TERM=xterm and\n"
 	"HOSTNAME. Setup failures exit 125; a command that cannot be started 126\n"
@@ -69,6 +71,10 @@ static int seccomp_main(int argc, char **argv)
 		f = argv[i];
 		if (!strcmp(f, "--tty")) {
 			rc.tty = 1;
+			continue;
+		}
+		if (!strcmp(f, "--restrict-sxid")) {
+			rc.ld.restrict_sxid = 1;
 			continue;
 		}
 		const char *v = i + 1 < next - 1 ? argv[++i] : NULL;

@@ -2,9 +2,11 @@
  * 1 (which execs the rest of argv: kern-fs, then kern-seccomp), enforces
  * the deadline, reaps, tears down and writes the outcome bytes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include "fdutil.h"
 #include "ns.h"
 #include "parse.h"
+#include "pid1sync.h"
 #include "registry.h"
 #include "rmtree.h"
 #include "selfexec.h"
@@ -35,13 +38,18 @@ static const char usage[] =
 	"  --overlay               make upper/ and work/ in scratch for an overlay root\n"
 	"  --tty                   relay the pty kern-seccomp --tty makes to this\n"
 	"                          terminal (raw mode while the box runs)\n"
-	"  --image REF, --label K=V, --seccomp MODE, --caps HEX, --user UID:GID\n"
-	"                          recorded for `kern ps` and `kern exec`\n"
+	"  --image REF, --label K=V, --seccomp MODE, --caps HEX, --user UID:GID,\n"
+	"  --restrict-sxid         recorded for `kern ps` and `kern exec`\n"
 	"  --lower DIR             the root's lower directory, recorded so that image\n"
 	"                          garbage collection keeps it while the box runs\n"
 	"\n"
 	"PID 1 finds its status pipe, report socket and scratch directory in\n"
-	"KERN_PID1 (internal plumbing; never passed to the workload).\n";
+	"KERN_PID1 (internal plumbing; never passed to the workload).\n"
+	"\n"
+	"With KERN_NS_DEFER from kern-ns (root, without --map-host-root) this\n"
+	"process stays in the host's namespaces: it clones PID 1 into new ones,\n"
+	"writes its id maps (box root a subordinate id), hands its egress listener\n"
+	"to the proxy and makes the idmapped mounts kern-fs asks for.\n";
 
 struct wait_args {
 	const char *name, *runtime;
@@ -51,17 +59,80 @@ struct wait_args {
 	int tty;
 	struct box_record rec;
 	char **next;
+	/* KERN_NS_DEFER: the namespaces to clone PID 1 into (a shifted box),
+	 * the start socket pair, the egress control descriptor. */
+	int deferred;
+	struct ns_config nc;
+	int sync[2];
+	int egress_ctl;
 };
 
 static void pid1_exec(void *ctx, int report_fd)
 {
 	struct wait_args *w = ctx;
 	char scratch[4096];
+	int idm = -1;
 	snprintf(scratch, sizeof scratch, "%s", w->rec.scratch);
-	chain_export(diag_status_fd, report_fd, scratch);
+	if (w->deferred) {
+		/* Box root first: an exec with an unmapped uid would drop every
+		 * capability. kern-fs asks for its idmapped mounts on idm. */
+		close(w->sync[0]);
+		pid1sync_wait(w->sync[1], 1, w->egress_ctl >= 0);
+		idm = w->sync[1];
+		set_cloexec(idm, 0);
+	}
+	chain_export(diag_status_fd, report_fd, idm, scratch);
 	exec_next(w->next);
 	setup_failed("kern-wait: exec %s: %s", w->next[0], strerror(errno));
 	_exit(EXIT_SETUP);
+}
+
+/* KERN_NS_DEFER (ns.h), read and unset: 0, or 125 for a malformed one. */
+static int read_defer(struct wait_args *w)
+{
+	const char *v = getenv(NS_DEFER_ENV);
+	long f[4];
+	char *end = NULL;
+	w->deferred = 0;
+	w->egress_ctl = -1;
+	w->sync[0] = w->sync[1] = -1;
+	if (!v)
+		return 0;
+	const char *p = v;
+	int n = 0;
+	for (; n < 4; n++) {
+		f[n] = strtol(p, &end, 10);
+		if (end == p || *end != (n < 3 ? ',' : 0) || (n < 3 && (f[n] < 0 || f[n] > 1)) ||
+		    f[n] < -1 || f[n] > 1 << 20)
+			break;
+		p = end + 1;
+	}
+	if (n < 4 || geteuid() != 0) {
+		setup_failed("kern-wait: bad %s '%.40s' (kern-ns of a root caller sets it)", NS_DEFER_ENV, v);
+		return EXIT_SETUP;
+	}
+	unsetenv(NS_DEFER_ENV);
+	w->deferred = 1;
+	w->nc = (struct ns_config){.net_host = f[0] != 0, .range = f[1] != 0,
+				   .range_explicit = f[2] != 0};
+	int fd = (int)f[3];
+	w->egress_ctl = fd >= 0 && fcntl(fd, F_GETFD) >= 0 ? fd : -1;
+	/* Only the supervisor talks to the proxy; PID 1 does not keep it. */
+	if (w->egress_ctl >= 0)
+		set_cloexec(w->egress_ctl, 1);
+	return 0;
+}
+
+/* A shifted box's steps 9-11, from outside, once PID 1 exists (pid1sync.h). */
+static int deferred_prepare(struct supervisor *s, pid_t pid1)
+{
+	struct wait_args *w = s->ctx;
+	int ranged, rc;
+	close(w->sync[1]);
+	w->sync[1] = -1;
+	if ((rc = ns_map(&w->nc, pid1, &ranged)))
+		return rc;
+	return pid1sync_serve(w->sync[0], pid1, &w->nc, w->egress_ctl >= 0, w->egress_ctl);
 }
 
 static int parse(char **argv, int end, struct wait_args *w)
@@ -86,6 +157,10 @@ static int parse(char **argv, int end, struct wait_args *w)
 		}
 		if (!strcmp(f, "--tty")) {
 			w->tty = 1;
+			continue;
+		}
+		if (!strcmp(f, "--restrict-sxid")) {
+			w->rec.restrict_sxid = 1;
 			continue;
 		}
 		if (!v)
@@ -146,6 +221,8 @@ static int wait_main(int argc, char **argv)
 	int range_wanted = map_env && strcmp(map_env, "single") != 0;
 	int silent_single = map_env && !strcmp(map_env, "single-silent");
 	unsetenv(NS_MAP_ENV);
+	if ((rc = read_defer(&w)))
+		return rc;
 	int started_fd = env_fd("KERN_STARTED_FD");
 	if (started_fd >= 0)
 		set_cloexec(started_fd, 1);
@@ -163,8 +240,9 @@ static int wait_main(int argc, char **argv)
 	if ((rc = registry_claim(w.runtime, &w.rec)))
 		return rc;
 	char scratch[4096];
-	if (scratch_create(w.runtime, w.name, w.overlay, range_wanted || w.rec.user[0] != 0, scratch,
-			   sizeof scratch) < 0 ||
+	if (scratch_create(w.runtime, w.name, w.overlay,
+			   range_wanted || w.rec.user[0] != 0 || (w.deferred && w.nc.range), w.deferred,
+			   scratch, sizeof scratch) < 0 ||
 	    (rc = cg_open(w.name, getpid(), &w.limits, &cg)) != 0) {
 		rmtree(w.rec.scratch);
 		registry_remove(w.runtime, &w.rec);
@@ -178,6 +256,22 @@ static int wait_main(int argc, char **argv)
 			       .cg = cg, .timeout = w.timeout, .started_fd = started_fd,
 			       .alive_fd = env_fd("KERN_ALIVE_FD"), .detach_fd = -1, .chain = 1,
 			       .pid1 = pid1_exec, .ctx = &w, .tty = w.tty};
+	if (w.deferred) {
+		/* A shifted PID 1 cannot walk root's runtime directory to scratch;
+		 * it inherits it as its working directory (fs_config). */
+		w.rec.shifted = 1;
+		registry_update(w.runtime, &w.rec);
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, w.sync) < 0 ||
+		    chdir(scratch) < 0) {
+			setup_failed("%s: %s", w.sync[0] < 0 ? "socketpair" : scratch, strerror(errno));
+			cg_destroy(cg);
+			rmtree(w.rec.scratch);
+			registry_remove(w.runtime, &w.rec);
+			return EXIT_SETUP;
+		}
+		s.prepare = deferred_prepare;
+		s.clone_flags = ns_flags(&w.nc);
+	}
 	rc = supervise(&s);
 	if (silent_single && rc != 0 && rc != EXIT_SETUP)
 		note("%s", single_map_note);

@@ -33,9 +33,9 @@ static int open_tree_fd(int fd, unsigned flags)
 
 int bind_clone(int srcfd, const struct bind_opts *o, const char **what)
 {
-	*what = "open_tree(OPEN_TREE_CLONE)";
-	int tree = open_tree_fd(srcfd, OPEN_TREE_CLONE);
-	if (tree < 0 && errno == EINVAL) {
+	*what = o->recursive ? "open_tree(OPEN_TREE_CLONE|AT_RECURSIVE)" : "open_tree(OPEN_TREE_CLONE)";
+	int tree = open_tree_fd(srcfd, OPEN_TREE_CLONE | (o->recursive ? AT_RECURSIVE : 0));
+	if (tree < 0 && errno == EINVAL && !o->recursive) {
 		/* Locked submounts below the source (every mount the box's user
 		 * namespace inherited is locked) refuse a partial copy: take the
 		 * whole tree, which the flags below then cover entirely. */

@@ -11,6 +11,9 @@ struct bind_opts {
 	int ro;		/* read-only on every mount of the tree */
 	int dev;	/* keep device nodes usable (vgpio binds): no nodev */
 	int idmap;	/* idmap the tree through userns_fd (MOUNT_ATTR_IDMAP) */
+	int recursive;	/* the whole tree even where a partial copy is allowed:
+			 * host root cloning for a box, which sees what a bind
+			 * made in a user namespace would (idmount.h) */
 	int userns_fd;	/* a user namespace descriptor, when idmap */
 };
 

@@ -57,6 +57,11 @@ struct fs_config {
 	const char *hostname;
 	int read_only;
 	int rootless;		/* overlay needs userxattr */
+	/* A root caller's box whose root is a subordinate id (ns.h): host
+	 * paths come as trees from the supervisor over idm_fd (idmount.h),
+	 * and the working directory is already scratch. */
+	int shifted;
+	int idm_fd;
 	int net_host;		/* keep lo as the host's; copy resolv.conf */
 	int cgroup2;		/* mount the read-only cgroup2 view */
 	const char *workdir;	/* created if missing */
@@ -74,6 +79,7 @@ struct ns_config {
 	int net_host;
 	int range;		/* map a subordinate range */
 	int range_explicit;	/* --uid-range: warn when it cannot be had */
+	int host_root;		/* --map-host-root: a root caller's box root is host root */
 	uid_t uid;		/* the caller, outside */
 	gid_t gid;
 };

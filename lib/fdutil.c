@@ -1,6 +1,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -101,6 +102,24 @@ char *read_fd_bytes(int fd, size_t size, size_t *len)
 	*len = read_full(fd, buf, size);
 	buf[*len] = 0;
 	return buf;
+}
+
+int write_small_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+int peer_closed(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
 }
 
 int send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds)

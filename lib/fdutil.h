@@ -13,6 +13,9 @@ int set_cloexec(int fd, int on);
  * terminated. Returns the length (> 0), or -1 when it cannot be opened
  * or is empty. */
 long read_small_file(const char *path, char *buf, size_t len);
+/* Write text to a small file (a /proc or /sys entry) with one write(2).
+ * 0, or -1 with errno. */
+int write_small_file(const char *path, const char *text);
 /* Read into buf until len bytes, end of file or an error (EINTR retried);
  * returns how many were read. */
 size_t read_full(int fd, char *buf, size_t len);
@@ -20,6 +23,9 @@ size_t read_full(int fd, char *buf, size_t len);
  * bounded) into a new NUL-terminated buffer; *len is what was read. NULL
  * when out of memory. The caller closes fd. */
 char *read_fd_bytes(int fd, size_t size, size_t *len);
+/* 1 when the other end of a socket or pipe is closed (its holder exited),
+ * without waiting. */
+int peer_closed(int fd);
 /* The most descriptors one message carries. */
 #define FDS_MAX 8
 /* One message of len bytes on a UNIX socket, carrying nfds descriptors

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bindmount.h"
+#include "idmount.h"
 #include "mountutil.h"
 #include "path.h"
 #include "report.h"
@@ -40,7 +41,8 @@ static void write_at(int dirfd, const char *root, const char *name, const char *
 /* Host entry `host` (absolute) -> same place under the new root: a symlink
  * is recreated as a symlink (merged /usr), a directory or file is bound
  * read-only. Absent entries are skipped. */
-static void mirror(int rootfd, const char *root, const char *host, const char *rel)
+static void mirror(int rootfd, const char *root, const struct fs_config *c, const char *host,
+		   const char *rel)
 {
 	struct stat st;
 	char target[4096], dst[4096];
@@ -65,19 +67,22 @@ static void mirror(int rootfd, const char *root, const char *host, const char *r
 			step_fail("symlink %s/%s: %s", root, rel, strerror(errno));
 		return;
 	}
-	int sfd = open(host, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	/* Read-only throughout: a separate mount under /usr (/usr/local, say)
+	 * is as read-only as /usr itself (OT-3). In a shifted box the
+	 * supervisor idmaps it, so its files still look root-owned. */
+	const struct bind_opts ro = {.ro = 1};
+	int tree = 0;
+	int sfd = c->shifted ? idm_source(c->idm_fd, host, 0, &ro, &tree, &what)
+			     : open(host, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (sfd < 0)
-		step_fail("open %s: %s", host, strerror(errno));
+		step_fail("%s %s: %s", c->shifted ? what : "open", host, strerror(errno));
 	char abs[4096];
 	snprintf(abs, sizeof abs, "/%s", rel);
 	int tfd = make_target(rootfd, abs, S_ISDIR(st.st_mode));
 	if (tfd < 0)
 		step_fail("create %s/%s: %s", root, rel, strerror(errno));
 	snprintf(dst, sizeof dst, "%s/%s", root, rel);
-	/* Read-only throughout: a separate mount under /usr (/usr/local, say)
-	 * is as read-only as /usr itself (OT-3). */
-	const struct bind_opts ro = {.ro = 1};
-	if (bind_fd(sfd, tfd, dst, &ro, &what) < 0)
+	if (idm_attach(sfd, tree, tfd, dst, &ro, &what) < 0)
 		step_fail("%s %s on %s: %s", what, host, dst, strerror(errno));
 	close(sfd);
 	close(tfd);
@@ -90,7 +95,7 @@ void host_image_populate(int rootfd, const char *root, const struct fs_config *c
 
 	for (size_t i = 0; i < sizeof system_dirs / sizeof system_dirs[0]; i++) {
 		snprintf(host, sizeof host, "/%s", system_dirs[i]);
-		mirror(rootfd, root, host, system_dirs[i]);
+		mirror(rootfd, root, c, host, system_dirs[i]);
 	}
 	if (mkdirat(rootfd, "etc", 0755) < 0 || mkdirat(rootfd, "tmp", 01777) < 0 ||
 	    fchmodat(rootfd, "tmp", 01777, 0) < 0 || mkdirat(rootfd, "root", 0700) < 0)
@@ -125,6 +130,6 @@ void host_image_populate(int rootfd, const char *root, const struct fs_config *c
 	for (size_t i = 0; i < sizeof etc_binds / sizeof etc_binds[0]; i++) {
 		snprintf(host, sizeof host, "/etc/%s", etc_binds[i]);
 		snprintf(rel, sizeof rel, "etc/%s", etc_binds[i]);
-		mirror(rootfd, root, host, rel);
+		mirror(rootfd, root, c, host, rel);
 	}
 }

@@ -134,7 +134,10 @@ int lockdown_apply(const struct lockdown *ld, int for_exec)
 	/* Before any uid change: entering a profile may need privilege. */
 	if (ld->apparmor && apparmor_exec(ld->apparmor, why) < 0)
 		return refuse(for_exec, why);
-	if (caps_apply(ld, why) < 0)
+	struct lockdown eff = *ld;
+	if (eff.restrict_sxid)
+		eff.caps &= ~LOCKDOWN_SXID_CAPS;
+	if (caps_apply(&eff, why) < 0)
 		return refuse(for_exec, why);
 #ifdef KERN_SC12_CANARY
 	sc12_canary();
@@ -143,6 +146,10 @@ int lockdown_apply(const struct lockdown *ld, int for_exec)
 		snprintf(why, sizeof why, "prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
 		return refuse(for_exec, why);
 	}
+	/* The stacked filter first: loading it needs seccomp(2), which the
+	 * main program need not allow. */
+	if (ld->restrict_sxid && seccomp_load_sxid(why) < 0)
+		return refuse(for_exec, why);
 	if (seccomp_load(ld->seccomp_mode, why) < 0)
 		return refuse(for_exec, why);
 	/* The promise of isolation.md §2.7 step 32: never report success

@@ -47,7 +47,18 @@ struct lockdown {
 	struct ulimit_spec ulimits[LOCKDOWN_MAX_ULIMITS];
 	int nulimits;
 	int seccomp_mode;
+	/* A shifted box writing to the host as uid 0 through idmapped binds
+	 * (idmount.h): a second filter refuses setuid and setgid modes
+	 * (chmod family, O_CREAT/O_TMPFILE, mknod; openat2 ENOSYS), and
+	 * LOCKDOWN_SXID_CAPS are dropped whatever caps says. */
+	int restrict_sxid;
 };
+
+/* The capability restrict_sxid takes away: CAP_SETFCAP (31), since a file
+ * capability written through an idmapped bind would hold on the host.
+ * (CAP_FSETID can stay: the kernel clears setuid on a write unless the
+ * writer holds it in the initial user namespace.) */
+#define LOCKDOWN_SXID_CAPS (1ULL << 31)
 
 /* Steps 29-32 in the calling process, which must be single-threaded.
  * Returns 0 with the filter installed, or 125 after printing

@@ -14,5 +14,7 @@ int caps_apply(const struct lockdown *ld, char *why);
 /* Loads the prebuilt program of this mode for the native architecture
  * with one seccomp(2) call (prctl(2) where seccomp(2) is missing). */
 int seccomp_load(int mode, char *why);
+/* The stacked no-setuid/setgid-files program (lockdown.h restrict_sxid). */
+int seccomp_load_sxid(char *why);
 
 #endif

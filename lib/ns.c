@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 
 #include "diag.h"
 #include "egress.h"
+#include "fdutil.h"
 #include "ns.h"
 
 const char single_map_note[] =
@@ -48,38 +50,26 @@ int subid_range(const char *file, uid_t id, const char *login, unsigned long *st
 	return found ? 0 : -1;
 }
 
-static int write_file(const char *path, const char *data)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, data, strlen(data));
-	int saved = errno;
-	close(fd);
-	errno = saved;
-	return n == (ssize_t)strlen(data) ? 0 : -1;
-}
-
 /* proc is /proc/self, or /proc/<pid> of a child cloned into its own user
  * namespace (the parent owns it, so it may write the single map). */
 static int single_map(const char *proc, const struct ns_config *cfg)
 {
 	char map[64], path[64];
 	snprintf(path, sizeof path, "%s/setgroups", proc);
-	if (write_file(path, "deny") < 0 && errno != ENOENT) {
+	if (write_small_file(path, "deny") < 0 && errno != ENOENT) {
 		setup_failed("write %s: %s (an AppArmor or sysctl restriction on unprivileged user "
 			     "namespaces?)", path, strerror(errno));
 		return EXIT_SETUP;
 	}
 	snprintf(path, sizeof path, "%s/uid_map", proc);
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->uid);
-	if (write_file(path, map) < 0) {
+	if (write_small_file(path, map) < 0) {
 		setup_failed("write %s: %s", path, strerror(errno));
 		return EXIT_SETUP;
 	}
 	snprintf(path, sizeof path, "%s/gid_map", proc);
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->gid);
-	if (write_file(path, map) < 0) {
+	if (write_small_file(path, map) < 0) {
 		setup_failed("write %s: %s", path, strerror(errno));
 		return EXIT_SETUP;
 	}
@@ -137,11 +127,11 @@ static int range_map(pid_t target, const struct ns_config *cfg, const struct ran
 	if (geteuid() == 0) {
 		snprintf(path, sizeof path, "/proc/%d/uid_map", (int)target);
 		snprintf(map, sizeof map, "0 %u 1\n1 %lu %lu\n", (unsigned)cfg->uid, r->ustart, r->ucount);
-		if (write_file(path, map) < 0)
+		if (write_small_file(path, map) < 0)
 			return -1;
 		snprintf(path, sizeof path, "/proc/%d/gid_map", (int)target);
 		snprintf(map, sizeof map, "0 %u 1\n1 %lu %lu\n", (unsigned)cfg->gid, r->gstart, r->gcount);
-		return write_file(path, map);
+		return write_small_file(path, map);
 	}
 	int st1, st2;
 	pid_t u = run_tool("newuidmap", target, (unsigned)cfg->uid, r->ustart, r->ucount);
@@ -149,6 +139,63 @@ static int range_map(pid_t target, const struct ns_config *cfg, const struct ran
 	if (u < 0 || g < 0 || waitpid(u, &st1, 0) < 0 || waitpid(g, &st2, 0) < 0)
 		return -1;
 	return WIFEXITED(st1) && WEXITSTATUS(st1) == 0 && WIFEXITED(st2) && WEXITSTATUS(st2) == 0 ? 0 : -1;
+}
+
+int ns_shifted(const struct ns_config *cfg)
+{
+	return cfg->uid == 0 && !cfg->host_root;
+}
+
+void ns_root_ids(struct ns_ids *ids)
+{
+	unsigned long us, uc, gs, gc;
+	/* A row that would put box root at host uid 0, or run past the
+	 * largest id, is not a subordinate range: kern's own is used. */
+	if (subid_range("/etc/subuid", 0, "root", &us, &uc) == 0 &&
+	    subid_range("/etc/subgid", 0, "root", &gs, &gc) == 0 && us > 0 && gs > 0 &&
+	    us + uc <= 4294967295UL && gs + gc <= 4294967295UL) {
+		*ids = (struct ns_ids){us, uc, gs, gc, 1};
+		return;
+	}
+	*ids = (struct ns_ids){NS_ROOT_BASE, NS_ROOT_COUNT, NS_ROOT_BASE, NS_ROOT_COUNT, 0};
+}
+
+/* A shifted box's maps, written by host root: `0 <base> 1`, or the whole
+ * range from 0 for a range box. setgroups stays allowed, so PID 1 can drop
+ * host root's supplementary groups (ns_become_root). */
+static int shifted_map(pid_t target, const struct ns_config *cfg, int *ranged)
+{
+	struct ns_ids ids;
+	char path[64], map[64];
+	ns_root_ids(&ids);
+	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)target);
+	snprintf(map, sizeof map, "0 %lu %lu\n", ids.ubase, cfg->range ? ids.ucount : 1UL);
+	if (write_small_file(path, map) == 0) {
+		snprintf(path, sizeof path, "/proc/%d/gid_map", (int)target);
+		snprintf(map, sizeof map, "0 %lu %lu\n", ids.gbase, cfg->range ? ids.gcount : 1UL);
+		if (write_small_file(path, map) == 0) {
+			*ranged = cfg->range;
+			return 0;
+		}
+	}
+	setup_failed("write %s (%s): %s", path, map, strerror(errno));
+	return EXIT_SETUP;
+}
+
+int ns_become_root(const char **what)
+{
+	*what = "setgroups(0, NULL)";
+	if (setgroups(0, NULL) < 0)
+		return -1;
+	*what = "setresgid(0, 0, 0)";
+	if (setresgid(0, 0, 0) < 0)
+		return -1;
+	*what = "setresuid(0, 0, 0)";
+	if (setresuid(0, 0, 0) < 0)
+		return -1;
+	/* The uid change cleared the parent-death signal. */
+	*what = "prctl(PR_SET_PDEATHSIG)";
+	return prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ? -1 : 0;
 }
 
 /* The id-map writer: forked before unshare, it waits for the go byte, then
@@ -177,11 +224,11 @@ static int have_range(const struct ns_config *cfg, struct range *r)
 	return 1;
 }
 
-int ns_range_available(uid_t uid)
+int ns_range_available(uid_t uid, int host_root)
 {
-	struct ns_config cfg = {.uid = uid};
+	struct ns_config cfg = {.uid = uid, .host_root = host_root};
 	struct range r;
-	return have_range(&cfg, &r);
+	return ns_shifted(&cfg) || have_range(&cfg, &r);
 }
 
 /* Why an asked-for range (--uid-range) became a single-id map: none to be
@@ -224,6 +271,8 @@ int ns_map(const struct ns_config *cfg, pid_t target, int *ranged)
 	struct range r;
 	char proc[32];
 	*ranged = 0;
+	if (ns_shifted(cfg))
+		return shifted_map(target, cfg, ranged);
 	if (cfg->range && have_range(cfg, &r)) {
 		if (range_map(target, cfg, &r) == 0) {
 			*ranged = 1;
@@ -245,6 +294,12 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 	pid_t writer = -1;
 
 	*ranged = 0;
+	if (ns_shifted(cfg)) {
+		/* The namespaces would hold this very process, the supervisor,
+		 * as a subordinate id: kern-wait makes them for PID 1 instead. */
+		setup_failed("internal: kern-ns was asked to enter a shifted root map in-process");
+		return EXIT_SETUP;
+	}
 	if (cfg->range && have_range(cfg, &r)) {
 		if (pipe2(go, O_CLOEXEC) < 0) {
 			setup_failed("pipe: %s", strerror(errno));

@@ -23,8 +23,34 @@ int ns_map(const struct ns_config *cfg, pid_t target, int *ranged);
 void ns_clone_failed(int err);
 
 /* 1 when a range map can be made for uid (an /etc/subuid and /etc/subgid
- * allocation, and newuidmap/newgidmap unless root). */
-int ns_range_available(uid_t uid);
+ * allocation, and newuidmap/newgidmap unless root; always for root's
+ * shifted boxes, which have kern's default range). */
+int ns_range_available(uid_t uid, int host_root);
+
+/* Root's boxes (isolation.md §3). Box root as host uid 0 would carry the
+ * box's capabilities to every root-owned host inode it reaches, so unless
+ * --map-host-root a root caller's box is "shifted": box uid/gid 0 is the
+ * first id of a subordinate range, `0 BASE 1` (single-id) or `0 BASE
+ * COUNT` (range). The range is root's own /etc/subuid and /etc/subgid
+ * rows (login name "root" or "0") when both exist, else kern's default:
+ * 0x7F000000 (2^31 - 2^24) and 65536 ids, above what useradd (100000 to
+ * 600100000) and systemd-nspawn (0x80000 to 0x6FFFFFFF) hand out, below
+ * systemd's foreign range (0x7FFE0000) and below 2^31, where tools that
+ * keep ids in a signed int go wrong. */
+#define NS_ROOT_BASE 2130706432UL
+#define NS_ROOT_COUNT 65536UL
+struct ns_ids {
+	unsigned long ubase, ucount, gbase, gcount;
+	int from_subid;		/* root's rows, not kern's default */
+};
+int ns_shifted(const struct ns_config *cfg);
+void ns_root_ids(struct ns_ids *ids);
+/* In a shifted box's user namespace (PID 1, kern exec), from host root's
+ * credentials, which its map does not name, to box root: no supplementary
+ * groups, uid and gid 0, and the parent-death signal set again (the uid
+ * change cleared it). Returns 0, or -1 with errno and *what naming the
+ * call. */
+int ns_become_root(const char **what);
 
 /* The note after a failed box that wanted a range map but, silently, ran
  * with a single-id map. */
@@ -36,6 +62,11 @@ extern const char single_map_note[];
  * (--uid-range could not be had; kern-ns warned); "single-silent" (a range
  * was merely preferred and could not be had). */
 #define NS_MAP_ENV "KERN_NS_MAP"
+
+/* kern-ns for a shifted box: no namespace made, the ones to make for
+ * kern-wait as "<net host>,<range>,<range explicit>,<egress fd>" (0/1,
+ * 0/1, 0/1, -1 or a descriptor). kern-wait reads and unsets it. */
+#define NS_DEFER_ENV "KERN_NS_DEFER"
 
 /* The caller's subordinate range from /etc/subuid or /etc/subgid (login
  * name row preferred over the numeric one, count > 1). 0 or -1. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "ns.h"
 #include "registry.h"
 #include "xdg.h"
 
@@ -154,6 +155,10 @@ static int write_record(const char *runtime, const struct box_record *rec, char 
 	snprintf(num, sizeof num, "%016" PRIx64, rec->caps);
 	put(f, "caps", num);
 	put(f, "user", rec->user);
+	snprintf(num, sizeof num, "%d", rec->shifted);
+	put(f, "shifted", num);
+	snprintf(num, sizeof num, "%d", rec->restrict_sxid);
+	put(f, "restrict_sxid", num);
 	put(f, "lower", rec->lower);
 	put(f, "scratch", rec->scratch);
 	snprintf(num, sizeof num, "%d", rec->byte1);
@@ -446,6 +451,10 @@ int registry_load(const char *runtime, const char *name, struct box_record *rec)
 			rec->caps = strtoull(v, NULL, 16);
 		} else if (strcmp(line, "user") == 0) {
 			COPY(user, v);
+		} else if (strcmp(line, "shifted") == 0) {
+			rec->shifted = strcmp(v, "1") == 0;
+		} else if (strcmp(line, "restrict_sxid") == 0) {
+			rec->restrict_sxid = strcmp(v, "1") == 0;
 		} else if (strcmp(line, "lower") == 0) {
 			COPY(lower, v);
 		} else if (strcmp(line, "scratch") == 0) {
@@ -592,9 +601,10 @@ int scratch_path(const char *runtime, const char *name, char *out, size_t len)
 	return 0;
 }
 
-int scratch_create(const char *runtime, const char *name, int overlay, int upper_open, char *out,
-		   size_t len)
+int scratch_create(const char *runtime, const char *name, int overlay, int upper_open, int shifted,
+		   char *out, size_t len)
 {
+	struct ns_ids ids;
 	static const char *const subs[] = {"merged", "upper", "work"};
 	char sub[PATH_MAX];
 	if (scratch_path(runtime, name, out, len) < 0) {
@@ -611,6 +621,20 @@ int scratch_create(const char *runtime, const char *name, int overlay, int upper
 		/* chmod after mkdir: the umask must not narrow the upper's mode. */
 		if (mkdir(sub, mode) < 0 || chmod(sub, mode) < 0) {
 			setup_failed("mkdir %s: %s", sub, strerror(errno));
+			return -1;
+		}
+	}
+	if (!shifted)
+		return 0;
+	/* A shifted box's root owns scratch, the upper (its "/") and work
+	 * (where the overlay, mounted by it, writes). */
+	ns_root_ids(&ids);
+	for (int i = -1; i < (overlay ? 3 : 0); i++) {
+		if (i == 0)
+			continue;
+		snprintf(sub, sizeof sub, "%s%s%s", out, i < 0 ? "" : "/", i < 0 ? "" : subs[i]);
+		if (lchown(sub, (uid_t)ids.ubase, (gid_t)ids.gbase) < 0) {
+			setup_failed("chown %s: %s", sub, strerror(errno));
 			return -1;
 		}
 	}

@@ -28,6 +28,11 @@ struct box_record {
 	char seccomp[32];
 	uint64_t caps;
 	char user[128];			/* "uid:gid[:g1,g2]" or "" for root */
+	/* A root caller's box whose root is a subordinate id (ns.h): kern
+	 * exec becomes box root after joining it, and applies the no
+	 * setuid/setgid files filter where the box has it (lockdown.h). */
+	int shifted;
+	int restrict_sxid;
 	char lower[PATH_MAX];
 	char scratch[PATH_MAX];
 	int byte1;			/* memory enforcement, for kern exec */
@@ -85,9 +90,10 @@ int scratch_path(const char *runtime, const char *name, char *out, size_t len);
 
 /* Create the scratch_path() directory (0700) with merged/ and, for an
  * overlay root, upper/ and work/; upper is 0755 when a non-root user or a
- * range map is in play (upper_open). Prints the failure. */
-int scratch_create(const char *runtime, const char *name, int overlay, int upper_open, char *out,
-		   size_t len);
+ * range map is in play (upper_open). A shifted box's root (ns.h) owns the
+ * directory, upper/ and work/. Prints the failure. */
+int scratch_create(const char *runtime, const char *name, int overlay, int upper_open, int shifted,
+		   char *out, size_t len);
 
 /* Valid box NAME (box-cli.md §2). */
 int box_name_valid(const char *name);

@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <linux/mount.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <sched.h>
@@ -19,6 +20,7 @@
 
 #include "bindmount.h"
 #include "diag.h"
+#include "idmount.h"
 #include "mountutil.h"
 #include "path.h"
 #include "pty.h"
@@ -39,6 +41,44 @@ static const char *tmpfs_opts(char *buf, size_t len, const char *mode, uint64_t 
 	return buf;
 }
 
+/* A shifted box's layer (below), made with the new mount API: PID 1
+ * reaches its scratch only through a descriptor, and a tmpfs mounted over
+ * the directory behind a descriptor is not reached through it (a jump
+ * through /proc/self/fd does not cross into the mount on top); the tmpfs's
+ * own descriptor is. Returns it, attached on scratch, or -1 with *what. */
+static int attach_tmpfs(const char *scratch, uint64_t size, const char **what)
+{
+	char sz[32];
+	int fs, mnt = -1;
+	*what = "fsopen(tmpfs)";
+	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -1;
+	snprintf(sz, sizeof sz, "%llu", (unsigned long long)size);
+	*what = "fsconfig(mode, size)";
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) == 0 &&
+	    (!size || syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", sz, 0) == 0) &&
+	    (*what = "fsconfig(FSCONFIG_CMD_CREATE)",
+	     syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)) {
+		*what = "fsmount";
+		mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+				   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	}
+	int e = errno;
+	close(fs);
+	errno = e;
+	if (mnt < 0)
+		return -1;
+	*what = "move_mount";
+	if (syscall(SYS_move_mount, mnt, "", AT_FDCWD, scratch, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		e = errno;
+		close(mnt);
+		errno = e;
+		return -1;
+	}
+	return mnt;
+}
+
 /* The box's writable layer (OT-7): a size-capped tmpfs over the scratch
  * directory, private to this mount namespace, holding the overlay's
  * merged/, upper/ and work/. A box can fill it (ENOSPC at --disk) but not
@@ -48,37 +88,80 @@ static const char *tmpfs_opts(char *buf, size_t len, const char *mode, uint64_t 
  * kernel whose tmpfs has no user.* xattrs (before 6.6) overlayfs cannot
  * keep its whiteouts and opaque directories there with userxattr: the
  * layer stays on the scratch directory's filesystem, uncapped, with a
- * warning. */
-static void mount_layer(const struct fs_config *c)
+ * warning. scratch is where this process reaches the scratch directory;
+ * a shifted box's becomes the layer's path. Returns the layer's
+ * descriptor to keep until the pivot, or -1. */
+static int mount_layer(const struct fs_config *c, char *scratch, size_t len)
 {
 	static const char *const subs[] = {"merged", "upper", "work"};
-	char opts[128], sub[4096];
+	char opts[128], sub[4096], disk[4096];
+	const char *what = "mount(tmpfs)";
 	struct stat up;
-	snprintf(sub, sizeof sub, "%s/upper", c->scratch);
+	int layer = -1;
+	snprintf(disk, sizeof disk, "%s", scratch);
+	snprintf(sub, sizeof sub, "%s/upper", disk);
 	if (stat(sub, &up) < 0)
 		step_fail("stat %s: %s", sub, strerror(errno));
-	if (mount("tmpfs", c->scratch, "tmpfs", NOSUID_NODEV,
-		  tmpfs_opts(opts, sizeof opts, "0700", c->disk)) < 0)
-		step_fail("mount tmpfs (the writable layer) on %s: %s", c->scratch, strerror(errno));
+	if (c->shifted ? (layer = attach_tmpfs(disk, c->disk, &what)) < 0
+		       : mount("tmpfs", disk, "tmpfs", NOSUID_NODEV,
+			       tmpfs_opts(opts, sizeof opts, "0700", c->disk)) < 0)
+		step_fail("%s (the writable layer) on %s: %s", what, c->scratch, strerror(errno));
+	if (layer >= 0)
+		fd_path(layer, scratch, len);
 	/* The test build can play such a kernel. */
-	if ((setxattr(c->scratch, "user.kern", "", 0, 0) < 0 && (errno == EOPNOTSUPP || errno == ENOTSUP)) ||
+	if ((setxattr(scratch, "user.kern", "", 0, 0) < 0 && (errno == EOPNOTSUPP || errno == ENOTSUP)) ||
 	    test_flag("KERN_TEST_NO_TMPFS_XATTR")) {
-		if (umount2(c->scratch, MNT_DETACH) < 0)
+		if (umount2(scratch, MNT_DETACH) < 0)
 			step_fail("umount %s: %s", c->scratch, strerror(errno));
+		if (layer >= 0)
+			close(layer);
+		snprintf(scratch, len, "%s", disk);
 		warning("the writable layer is not size-capped: this kernel's tmpfs has no user "
 			"xattrs for an overlay upper (Linux 6.6); writes to / land in %s", c->scratch);
-		return;
+		return -1;
 	}
 	for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
-		snprintf(sub, sizeof sub, "%s/%s", c->scratch, subs[i]);
+		snprintf(sub, sizeof sub, "%s/%s", scratch, subs[i]);
 		mode_t mode = i == 1 ? (up.st_mode & 07777) : 0700;
 		/* chmod after mkdir: the umask must not narrow the upper's mode. */
 		if (mkdir(sub, mode) < 0 || chmod(sub, mode) < 0)
 			step_fail("mkdir %s: %s", sub, strerror(errno));
 	}
+	return layer;
 }
 
-static void mount_root(const struct fs_config *c, const char *merged)
+/* The start socket of a shifted box (idmount.h), else -1. */
+static int idm_fd(const struct fs_config *c)
+{
+	return c->shifted ? c->idm_fd : -1;
+}
+
+/* A shifted box's overlay lower: the supervisor's idmapped tree of it,
+ * attached on <scratch>/lower (an overlay layer must be a mount of this
+ * namespace). Returns a descriptor of its root. */
+static int idmapped_lower(const struct fs_config *c, const char *scratch)
+{
+	const struct bind_opts ro = {.ro = 1};
+	const char *what;
+	char at[4200];
+	int tree, fd;
+	int src = idm_source(c->idm_fd, c->lower, 1, &ro, &tree, &what);
+	if (src < 0)
+		step_fail("%s %s: %s", what, c->lower, strerror(errno));
+	snprintf(at, sizeof at, "%s/lower", scratch);
+	if (mkdir(at, 0700) < 0 || (fd = open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		step_fail("mkdir %s: %s", at, strerror(errno));
+	if (idm_attach(src, tree, fd, at, &ro, &what) < 0)
+		step_fail("%s %s on %s: %s", what, c->lower, at, strerror(errno));
+	close(src);
+	close(fd);
+	/* Through the path, which now crosses into the attached tree. */
+	return open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* scratch: where upper/, work/ and merged/ are, as this process can reach
+ * them (see fs_build). */
+static void mount_root(const struct fs_config *c, const char *scratch, const char *merged)
 {
 	char opts[512], lo[64], up[64], wk[64], sub[4096];
 	int lfd, ufd, wfd;
@@ -94,20 +177,20 @@ static void mount_root(const struct fs_config *c, const char *merged)
 		/* Writable, and nosuid,nodev on every submount of DIR too. */
 		const struct bind_opts rw = {0};
 		const char *what;
-		lfd = open_nofollow_abs(c->lower);
+		int tree;
+		lfd = idm_source(idm_fd(c), c->lower, 0, &rw, &tree, &what);
 		if (lfd < 0)
-			step_fail("open %s: %s", c->lower, strerror(errno));
+			step_fail("%s %s: %s", what, c->lower, strerror(errno));
 		ufd = open(merged, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (ufd < 0)
 			step_fail("open %s: %s", merged, strerror(errno));
-		if (bind_fd(lfd, ufd, merged, &rw, &what) < 0)
+		if (idm_attach(lfd, tree, ufd, merged, &rw, &what) < 0)
 			step_fail("%s %s on %s: %s", what, c->lower, merged, strerror(errno));
 		close(lfd);
 		close(ufd);
 		return;
 	}
 	case ROOT_OVERLAY:
-		mount_layer(c);
 		break;
 	}
 	/* userxattr always: PID 1 mounts from inside a user namespace even for
@@ -115,12 +198,12 @@ static void mount_root(const struct fs_config *c, const char *merged)
 	 * over the initial one.
 	 * Directories by descriptor: no escaping of ',' or ':' in the lower's
 	 * path, and nothing can be swapped in between. */
-	lfd = open_nofollow_abs(c->lower);
+	lfd = c->shifted ? idmapped_lower(c, scratch) : open_nofollow_abs(c->lower);
 	if (lfd < 0)
 		step_fail("open overlay lower %s: %s", c->lower, strerror(errno));
-	snprintf(sub, sizeof sub, "%s/upper", c->scratch);
+	snprintf(sub, sizeof sub, "%s/upper", scratch);
 	ufd = open(sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	snprintf(sub, sizeof sub, "%s/work", c->scratch);
+	snprintf(sub, sizeof sub, "%s/work", scratch);
 	wfd = open(sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (ufd < 0 || wfd < 0)
 		step_fail("open %s: %s", sub, strerror(errno));
@@ -282,9 +365,14 @@ static void apply_binds(int rootfd, const char *root, const struct fs_config *c)
 		const struct bind_spec *b = order[i];
 		struct stat st;
 		const char *what;
+		const struct bind_opts o = {.ro = b->ro};
+		int tree;
 		/* Re-walk the source from / with no-follow opens: a symlink swapped in
-		 * after validation is refused, not followed (MNT-8). */
-		int sfd = open_nofollow_abs(b->src);
+		 * after validation is refused, not followed (MNT-8). In a shifted box
+		 * the supervisor walks it the same way. */
+		int sfd = idm_source(idm_fd(c), b->src, 0, &o, &tree, &what);
+		if (sfd < 0 && idm_fd(c) >= 0)
+			step_fail("bind source %s: %s: %s", b->src, what, strerror(errno));
 		if (sfd < 0 || fstat(sfd, &st) < 0)
 			step_fail("bind source %s: %s", b->src, strerror(errno));
 		int tfd = make_target(rootfd, b->dst, S_ISDIR(st.st_mode));
@@ -292,8 +380,7 @@ static void apply_binds(int rootfd, const char *root, const struct fs_config *c)
 			step_fail("bind target %s: %s%s", b->dst, strerror(errno),
 				  errno == ELOOP ? " (a component is a symlink in the box root)" : "");
 		snprintf(dst, sizeof dst, "%s%s", root, b->dst);
-		const struct bind_opts o = {.ro = b->ro};
-		if (bind_fd(sfd, tfd, dst, &o, &what) < 0)
+		if (idm_attach(sfd, tree, tfd, dst, &o, &what) < 0)
 			step_fail("%s %s on %s: %s", what, b->src, b->dst, strerror(errno));
 		close(sfd);
 		close(tfd);
@@ -475,10 +562,14 @@ static void enter_workdir(const char *workdir)
 
 void fs_build(const struct fs_config *c)
 {
-	char merged[4096], path[4096];
-	int rootfd;
+	char scratch[4096], merged[4096], path[4096];
+	int rootfd, here = -1, layer = -1;
 
-	/* 17: the mount namespace is fatal, the cgroup namespace best effort. */
+	/* 17: the mount namespace is fatal, the cgroup namespace best effort.
+	 * A shifted PID 1 cannot walk root's private runtime directory to its
+	 * scratch: its caller made scratch its working directory while it
+	 * still could (see fs_config), and unshare carries that into the new
+	 * namespace, where it is reached through /proc/self/fd. */
 	if (unshare(CLONE_NEWNS) < 0)
 		step_fail("unshare(CLONE_NEWNS): %s", strerror(errno));
 	(void)unshare(CLONE_NEWCGROUP);
@@ -489,8 +580,17 @@ void fs_build(const struct fs_config *c)
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		step_fail("make / private: %s", strerror(errno));
 	/* 20 */
-	snprintf(merged, sizeof merged, "%s/merged", c->scratch);
-	mount_root(c, merged);
+	snprintf(scratch, sizeof scratch, "%s", c->scratch);
+	if (c->shifted) {
+		here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (here < 0)
+			step_fail("open the scratch directory %s: %s", c->scratch, strerror(errno));
+		fd_path(here, scratch, sizeof scratch);
+	}
+	if (c->root == ROOT_OVERLAY)
+		layer = mount_layer(c, scratch, sizeof scratch);
+	snprintf(merged, sizeof merged, "%s/merged", scratch);
+	mount_root(c, scratch, merged);
 	rootfd = open(merged, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (rootfd < 0)
 		step_fail("open %s: %s", merged, strerror(errno));
@@ -537,6 +637,10 @@ void fs_build(const struct fs_config *c)
 	if (chdir("/") < 0)
 		step_fail("chdir /: %s", strerror(errno));
 	close(rootfd);
+	if (here >= 0)
+		close(here);
+	if (layer >= 0)
+		close(layer);
 	test_phase("pid1-after-pivot");
 	/* 24 */
 	int proc = proc_verified();

@@ -62,6 +62,20 @@ int seccomp_load(int mode, char *why)
 	return -1;
 }
 
+int seccomp_load_sxid(char *why)
+{
+	struct sock_fprog prog = {
+		.len = kern_seccomp_sxid_progs[NATIVE].len,
+		.filter = (struct sock_filter *)kern_seccomp_sxid_progs[NATIVE].insns,
+	};
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0 ||
+	    (errno == ENOSYS && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0))
+		return 0;
+	snprintf(why, WHY_MAX, "seccomp(SECCOMP_SET_MODE_FILTER, no setuid/setgid files): %s",
+		 strerror(errno));
+	return -1;
+}
+
 int seccomp_installed(void)
 {
 	/* 2 = SECCOMP_MODE_FILTER for this very thread; needs no /proc. */

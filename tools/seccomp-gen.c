@@ -42,10 +42,10 @@ static unsigned char *export_bpf(scmp_filter_ctx ctx, size_t *len)
 	return buf;
 }
 
-static void write_pfc(scmp_filter_ctx ctx, const char *dir, int a, int mode)
+static void write_pfc(scmp_filter_ctx ctx, const char *dir, int a, const char *what)
 {
 	char path[4096];
-	snprintf(path, sizeof path, "%s/seccomp-%s-%s.pfc", dir, arches[a].name, mode_names[mode]);
+	snprintf(path, sizeof path, "%s/seccomp-%s-%s.pfc", dir, arches[a].name, what);
 	FILE *f = fopen(path, "w");
 	if (!f)
 		die("%s: %s", path, strerror(errno));
@@ -61,6 +61,40 @@ static void emit_ints(FILE *out, const char *name, const int *v, int n)
 	for (int i = 0; i < n; i++)
 		fprintf(out, "%s%s%d", i ? "," : "", i % 16 ? " " : "\n\t", v[i]);
 	fprintf(out, "\n};\n");
+}
+
+/* A program's instructions as the C array name. */
+static void emit_insns(FILE *out, const char *name, const unsigned char *bpf, size_t n)
+{
+	/* struct sock_filter: u16 code, u8 jt, u8 jf, u32 k */
+	fprintf(out, "static const struct sock_filter %s[%zu] __attribute__((unused)) = {\n", name, n);
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *p = bpf + i * 8;
+		uint16_t code;
+		uint32_t k;
+		memcpy(&code, p, 2);
+		memcpy(&k, p + 4, 4);
+		fprintf(out, "\t{0x%04x, %u, %u, 0x%08x},\n", code, p[2], p[3], k);
+	}
+	fprintf(out, "};\n");
+}
+
+/* The stacked no-setuid/setgid-files program (build_sxid) of one
+ * architecture, as kern_seccomp_sxid_<arch>. */
+static void emit_sxid(FILE *out, const char *pfcdir, int a)
+{
+	scmp_filter_ctx ctx = build_sxid(a);
+	size_t len, n;
+	unsigned char *bpf = export_bpf(ctx, &len);
+	n = len / 8;
+	char name[128];
+	if (pfcdir)
+		write_pfc(ctx, pfcdir, a, "sxid");
+	seccomp_release(ctx);
+	snprintf(name, sizeof name, "kern_seccomp_sxid_%s", arches[a].name);
+	emit_insns(out, name, bpf, n);
+	free(bpf);
+	printf("seccomp-gen: %s sxid: %zu instructions\n", arches[a].name, n);
 }
 
 static void generate(const char *outpath, const char *pfcdir)
@@ -105,26 +139,24 @@ static void generate(const char *outpath, const char *pfcdir)
 				die("%s %s: %zu instructions, over the kernel's 4096", arches[a].name,
 				    mode_names[m], n);
 			if (pfcdir)
-				write_pfc(ctx, pfcdir, a, m);
+				write_pfc(ctx, pfcdir, a, mode_names[m]);
 			seccomp_release(ctx);
-			fprintf(out, "static const struct sock_filter kern_seccomp_%s_%s[%zu] "
-				     "__attribute__((unused)) = {\n",
-				arches[a].name, mode_names[m], n);
-			for (size_t i = 0; i < n; i++) {
-				const unsigned char *p = bpf + i * 8;
-				uint16_t code;
-				uint32_t k;
-				memcpy(&code, p, 2);
-				memcpy(&k, p + 4, 4);
-				fprintf(out, "\t{0x%04x, %u, %u, 0x%08x},\n", code, p[2], p[3], k);
-			}
-			fprintf(out, "};\n");
+			snprintf(name, sizeof name, "kern_seccomp_%s_%s", arches[a].name, mode_names[m]);
+			emit_insns(out, name, bpf, n);
 			free(bpf);
 			printf("seccomp-gen: %s %s: %zu instructions (%d allowed numbers)\n", arches[a].name,
 			       mode_names[m], n, s.nallow);
 		}
 		fputc('\n', out);
 	}
+	for (int a = 0; a < NARCH; a++)
+		emit_sxid(out, pfcdir, a);
+	fprintf(out, "static const struct {\n\tconst struct sock_filter *insns;\n\tunsigned short len;\n"
+		     "} kern_seccomp_sxid_progs[KERN_SECCOMP_NARCH] __attribute__((unused)) = {\n");
+	for (int a = 0; a < NARCH; a++)
+		fprintf(out, "\t{kern_seccomp_sxid_%s, sizeof kern_seccomp_sxid_%s / sizeof(struct sock_filter)},\n",
+			arches[a].name, arches[a].name);
+	fprintf(out, "};\n\n");
 	fprintf(out, "static const struct {\n\tconst struct sock_filter *insns;\n\tunsigned short len;\n"
 		     "} kern_seccomp_progs[KERN_SECCOMP_NARCH][KERN_SECCOMP_NMODE] "
 		     "__attribute__((unused)) = {\n");

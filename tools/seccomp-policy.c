@@ -388,10 +388,9 @@ static void allow_all_but(scmp_filter_ctx ctx, int a, const char *name, unsigned
 	allow_all_but(ctx, a, name, arg, deny, n, mask | b, value | b, bit - 1);
 }
 
-/* One program: the §6.2 prologue, then the mode's table (§6.3). */
-scmp_filter_ctx build(int a, int mode, const struct sets *s)
+/* An empty program for architecture a that answers fallthrough. */
+static scmp_filter_ctx new_program(int a, uint32_t fallthrough)
 {
-	uint32_t fallthrough = mode == 0 ? SCMP_ACT_ERRNO(ENOSYS) : mode == 1 ? SCMP_ACT_ALLOW : SCMP_ACT_LOG;
 	scmp_filter_ctx ctx = seccomp_init(fallthrough);
 	int rc;
 	if (!ctx)
@@ -409,6 +408,14 @@ scmp_filter_ctx build(int a, int mode, const struct sets *s)
 	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0 ||
 	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0)
 		die("libseccomp: setting filter attributes: %s", strerror(-rc));
+	return ctx;
+}
+
+/* One program: the §6.2 prologue, then the mode's table (§6.3). */
+scmp_filter_ctx build(int a, int mode, const struct sets *s)
+{
+	uint32_t fallthrough = mode == 0 ? SCMP_ACT_ERRNO(ENOSYS) : mode == 1 ? SCMP_ACT_ALLOW : SCMP_ACT_LOG;
+	scmp_filter_ctx ctx = new_program(a, fallthrough);
 
 	for (size_t i = 0; i < COUNT(kill_set); i++)
 		rule(ctx, a, SCMP_ACT_KILL_PROCESS, kill_set[i], 0, NULL);
@@ -459,3 +466,50 @@ scmp_filter_ctx build(int a, int mode, const struct sets *s)
 	return ctx;
 }
 
+/* The stacked filter of a box whose root writes to the host as uid 0
+ * through idmapped binds (a shifted box with a writable bind, ns.h): no
+ * setuid or setgid file can be made, the way systemd's RestrictSUIDSGID=
+ * does it. chmod-family modes and O_CREAT/O_TMPFILE creation modes with
+ * S_ISUID or S_ISGID fail with EPERM; openat2, whose mode sits in memory
+ * seccomp cannot read, fails with ENOSYS (callers fall back to openat).
+ * Everything else is the main program's business: this one allows it. */
+static const struct {
+	const char *name;
+	int flags_arg;		/* -1: no open flags, the call always creates or changes a mode */
+	int mode_arg;
+} sxid_calls[] = {
+	{"chmod", -1, 1},   {"fchmod", -1, 1}, {"fchmodat", -1, 2}, {"fchmodat2", -1, 2},
+	{"creat", -1, 1},   {"mknod", -1, 1},  {"mknodat", -1, 2},  {"open", 1, 2},
+	{"openat", 2, 3},
+};
+
+scmp_filter_ctx build_sxid(int a)
+{
+	static const uint32_t bits[] = {SXID_S_ISUID, SXID_S_ISGID};
+	static const uint32_t creating[] = {SXID_O_CREAT, SXID_O_TMPFILE};
+	scmp_filter_ctx ctx = new_program(a, SCMP_ACT_ALLOW);
+	for (size_t i = 0; i < COUNT(sxid_calls); i++) {
+		/* aarch64 has no chmod, creat, mknod or open. */
+		if (lookup(&pinned[a], sxid_calls[i].name) < 0)
+			continue;
+		for (size_t b = 0; b < COUNT(bits); b++) {
+			struct scmp_arg_cmp c[2] = {
+				{.arg = (unsigned)sxid_calls[i].mode_arg, .op = SCMP_CMP_MASKED_EQ,
+				 .datum_a = bits[b], .datum_b = bits[b]},
+			};
+			if (sxid_calls[i].flags_arg < 0) {
+				rule(ctx, a, SCMP_ACT_ERRNO(EPERM), sxid_calls[i].name, 1, c);
+				continue;
+			}
+			for (size_t f = 0; f < COUNT(creating); f++) {
+				c[1] = (struct scmp_arg_cmp){.arg = (unsigned)sxid_calls[i].flags_arg,
+							     .op = SCMP_CMP_MASKED_EQ,
+							     .datum_a = creating[f],
+							     .datum_b = creating[f]};
+				rule(ctx, a, SCMP_ACT_ERRNO(EPERM), sxid_calls[i].name, 2, c);
+			}
+		}
+	}
+	rule(ctx, a, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL);
+	return ctx;
+}

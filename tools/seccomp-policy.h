@@ -81,4 +81,13 @@ int netlink_allowed(unsigned protocol);
 /* The program of one mode for one architecture, ready to export or load. */
 scmp_filter_ctx build(int a, int mode, const struct sets *s);
 
+/* Mode bits and open flags as the x86_64 and aarch64 system calls take
+ * them (the build host's headers could differ). */
+#define SXID_S_ISUID 04000u
+#define SXID_S_ISGID 02000u
+#define SXID_O_CREAT 0100u
+#define SXID_O_TMPFILE 020000000u	/* __O_TMPFILE, without O_DIRECTORY */
+/* The stacked no-setuid/setgid-files program of one architecture. */
+scmp_filter_ctx build_sxid(int a);
+
 #endif

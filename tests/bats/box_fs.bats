@@ -70,17 +70,32 @@ for fam, typ, proto in ((socket.AF_PACKET, socket.SOCK_RAW, 0),
 	[ "${lines[1]}" = 2 ]
 }
 
-@test "NS-5: --no-uid-range maps exactly 0 -> the caller [rootless]" {
+@test "NS-5: --no-uid-range maps exactly 0 -> the caller (root: its box root id) [rootless]" {
 	run "$KERN" box map1 --image host --no-uid-range -- cat /proc/self/uid_map /proc/self/gid_map
 	assert_status 0
-	[ "$(echo "${lines[0]}" | tr -s ' ')" = " 0 $(id -u) 1" ]
-	[ "$(echo "${lines[1]}" | tr -s ' ')" = " 0 $(id -g) 1" ]
+	[ "$(echo "${lines[0]}" | tr -s ' ')" = " 0 $(box_root_uid) 1" ]
+	[ "$(echo "${lines[1]}" | tr -s ' ')" = " 0 $(box_root_gid) 1" ]
 	[ "${#lines[@]}" -eq 2 ]
+	is_root || return 0
+	run "$KERN" box map1h --image host --no-uid-range --map-host-root -- cat /proc/self/uid_map
+	assert_status 0
+	[ "$(echo "$output" | tr -s ' ')" = " 0 0 1" ]
 }
 
-@test "NS-5: --uid-range adds the subordinate range from /etc/subuid [rootless]" {
+@test "NS-5: --uid-range adds the subordinate range from /etc/subuid (root: the whole range from its box root id) [rootless]" {
 	start=$(awk -F: -v u="$(id -un)" '$1 == u {print $2; exit}' /etc/subuid)
 	count=$(awk -F: -v u="$(id -un)" '$1 == u {print $3; exit}' /etc/subuid)
+	if is_root; then
+		run "$KERN" box map2 --image host --uid-range -- cat /proc/self/uid_map
+		assert_status 0
+		[ "$(echo "$output" | tr -s ' ')" = " 0 $(box_root_uid) ${count:-65536}" ]
+		[ -n "$start" ] || return 0
+		run "$KERN" box map2h --image host --uid-range --map-host-root -- cat /proc/self/uid_map
+		assert_status 0
+		[ "$(echo "${lines[0]}" | tr -s ' ')" = " 0 0 1" ]
+		[ "$(echo "${lines[1]}" | tr -s ' ')" = " 1 $start $count" ]
+		return 0
+	fi
 	[ -n "$start" ] || skip "no /etc/subuid range for $(id -un)"
 	run "$KERN" box map2 --image host --uid-range -- cat /proc/self/uid_map
 	assert_status 0

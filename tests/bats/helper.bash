@@ -18,6 +18,19 @@ kern_private_dirs() {
 }
 
 is_root() { [ "$(id -u)" = 0 ]; }
+# Box root's host uid and gid: the caller's own, except for root, whose
+# boxes map it to the first id of root's /etc/subuid and /etc/subgid rows,
+# else of kern's default range (isolation.md §3).
+box_root_uid() { box_root_id /etc/subuid "$(id -u)"; }
+box_root_gid() { box_root_id /etc/subgid "$(id -g)"; }
+box_root_id() {
+	is_root || { echo "$2"; return; }
+	if grep -q '^root:' /etc/subuid 2>/dev/null && grep -q '^root:' /etc/subgid 2>/dev/null; then
+		awk -F: '$1 == "root" {print $2; exit}' "$1"
+	else
+		echo 2130706432
+	fi
+}
 require_root() { is_root || skip "needs root (this run is as $(id -un))"; }
 require_rootless() { is_root && skip "needs an unprivileged user (this run is as root)"; return 0; }
 
