@@ -72,6 +72,8 @@ static int ns_main(int argc, char **argv)
 		setup_failed("kern-ns: exec %s: %m", argv[next]);
 		return EXIT_SETUP;
 	}
+	/* Made here: kern-wait must not defer again. */
+	unsetenv(NS_DEFER_ENV);
 	int rc = ns_enter(&cfg, egress_fd, &ranged);
 	if (rc)
 		return rc;

@@ -255,6 +255,9 @@ cp /usr/bin/id /share/x; chmod 4755 /share/x; echo "chmod $?"')
 	[[ $plan == *"kern-ns --map-host-root"* ]]
 	run sh -c "$plan"
 	[ "$(echo "$output" | tr -s ' ')" = " 0 0 1" ]
+	# A stray KERN_NS_DEFER does not make kern-wait defer what kern-ns made.
+	run env KERN_NS_DEFER=0,0,0,-1 sh -c "$plan"
+	[ "$(echo "$output" | tr -s ' ')" = " 0 0 1" ]
 }
 
 @test "kern doctor says who box root is [rootless]" {
