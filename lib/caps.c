@@ -13,8 +13,6 @@
 
 #define BIT(n) (1ULL << (n))
 
-_Static_assert(LOCKDOWN_SXID_CAPS == BIT(CAP_SETFCAP), "lockdown.h numbers CAP_SETFCAP as the kernel does");
-
 uint64_t caps_default(void)
 {
 	/* The 25 kept of §5; every other capability, known or not yet

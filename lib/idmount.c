@@ -114,6 +114,7 @@ static int helper_userns(pid_t *child)
 	char umap[128], gmap[128], path[64];
 	int p[2], fd = -1, e = 0;
 
+	*child = -1;
 	ns_root_ids(&ids);
 	snprintf(umap, sizeof umap, "0 %lu 1\n", ids.ubase);
 	if (ids.ucount > 1)

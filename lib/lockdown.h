@@ -4,6 +4,7 @@
 #ifndef KERN_LOCKDOWN_H
 #define KERN_LOCKDOWN_H
 
+#include <linux/capability.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -54,11 +55,11 @@ struct lockdown {
 	int restrict_sxid;
 };
 
-/* The capability restrict_sxid takes away: CAP_SETFCAP (31), since a file
+/* The capability restrict_sxid takes away: CAP_SETFCAP, since a file
  * capability written through an idmapped bind would hold on the host.
  * (CAP_FSETID can stay: the kernel clears setuid on a write unless the
  * writer holds it in the initial user namespace.) */
-#define LOCKDOWN_SXID_CAPS (1ULL << 31)
+#define LOCKDOWN_SXID_CAPS (1ULL << CAP_SETFCAP)
 
 /* Steps 29-32 in the calling process, which must be single-threaded.
  * Returns 0 with the filter installed, or 125 after printing
