@@ -1124,6 +1124,8 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 				  .uid = geteuid(), .gid = getegid()};
 	l.nonroot = nonroot;
 	l.fs.shifted = ns_shifted(&l.nc);
+	if (l.fs.shifted)
+		ns_root_ids(&l.nc.ids);
 	l.run.ld.restrict_sxid = l.fs.shifted && writes_host(a);
 	if (l.run.ld.restrict_sxid)
 		l.run.ld.caps &= ~LOCKDOWN_SXID_CAPS;
@@ -1180,7 +1182,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	rc = EXIT_SETUP;
 	/* A shifted box's scratch belongs to its root. */
 	if (scratch_create(l.runtime, a->name, l.fs.root == ROOT_OVERLAY, l.range_wanted || nonroot,
-			   l.fs.shifted, l.scratch, sizeof l.scratch) < 0)
+			   l.fs.shifted ? &l.nc.ids : NULL, l.scratch, sizeof l.scratch) < 0)
 		goto undo;
 
 	/* 7: kern-cg. The orphan sweep waits until PID 1 runs. */

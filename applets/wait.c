@@ -115,6 +115,7 @@ static int read_defer(struct wait_args *w)
 	w->deferred = 1;
 	w->nc = (struct ns_config){.net_host = f[0] != 0, .range = f[1] != 0,
 				   .range_explicit = f[2] != 0};
+	ns_root_ids(&w->nc.ids);
 	int fd = (int)f[3];
 	w->egress_ctl = fd >= 0 && fcntl(fd, F_GETFD) >= 0 ? fd : -1;
 	/* Only the supervisor talks to the proxy; PID 1 does not keep it. */
@@ -241,8 +242,8 @@ static int wait_main(int argc, char **argv)
 		return rc;
 	char scratch[4096];
 	if (scratch_create(w.runtime, w.name, w.overlay,
-			   range_wanted || w.rec.user[0] != 0 || (w.deferred && w.nc.range), w.deferred,
-			   scratch, sizeof scratch) < 0 ||
+			   range_wanted || w.rec.user[0] != 0 || (w.deferred && w.nc.range),
+			   w.deferred ? &w.nc.ids : NULL, scratch, sizeof scratch) < 0 ||
 	    (rc = cg_open(w.name, getpid(), &w.limits, &cg)) != 0) {
 		rmtree(w.rec.scratch);
 		registry_remove(w.runtime, &w.rec);

@@ -74,12 +74,20 @@ struct fs_config {
 	int tty;		/* -t: a devpts of the box's own at /dev/pts, /dev/ptmx, /dev/tty */
 };
 
+/* A shifted box's subordinate ids (ns.h): box uid and gid 0 are ubase and
+ * gbase on the host. */
+struct ns_ids {
+	unsigned long ubase, ucount, gbase, gcount;
+	int from_subid;		/* root's rows, not kern's default */
+};
+
 /* kern-ns (isolation.md §3). */
 struct ns_config {
 	int net_host;
 	int range;		/* map a subordinate range */
 	int range_explicit;	/* --uid-range: warn when it cannot be had */
 	int host_root;		/* --map-host-root: a root caller's box root is host root */
+	struct ns_ids ids;	/* a shifted box's, read once (ns_root_ids) */
 	uid_t uid;		/* the caller, outside */
 	gid_t gid;
 };

@@ -108,14 +108,17 @@ static int helper_hold(void *arg)
 /* A user namespace that only serves as an idmap: a child is cloned into
  * it, its maps written and the namespace kept by descriptor; the child,
  * let go, is reaped later (*child) off PID 1's path. */
-static int helper_userns(pid_t *child)
+static int helper_userns(const struct ns_ids *r, pid_t *child)
 {
-	struct ns_ids ids;
+	const struct ns_ids ids = *r;
 	char umap[128], gmap[128], path[64];
 	int p[2], fd = -1, e = 0;
 
 	*child = -1;
-	ns_root_ids(&ids);
+	if (ids.ubase == 0 || ids.gbase == 0) {
+		errno = EINVAL;	/* ids never read: an identity map would be host root */
+		return -1;
+	}
 	snprintf(umap, sizeof umap, "0 %lu 1\n", ids.ubase);
 	if (ids.ucount > 1)
 		snprintf(umap + strlen(umap), sizeof umap - strlen(umap), "%lu %lu %lu\n",
@@ -177,7 +180,7 @@ static int make_tree(struct idm_state *st, const struct idm_req *req, const char
 	} else {
 		*what = "make the idmap's user namespace for";
 		if (st->helper < 0)
-			st->helper = helper_userns(&st->helper_pid);
+			st->helper = helper_userns(&st->cfg->ids, &st->helper_pid);
 		userns = st->helper;
 	}
 	if (userns < 0)
@@ -260,8 +263,10 @@ int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg)
 int idm_probe(const char *path, const char **what)
 {
 	*what = "make the idmap's user namespace for";
+	struct ns_ids ids;
 	pid_t child;
-	int userns = helper_userns(&child), tree = -1;
+	ns_root_ids(&ids);
+	int userns = helper_userns(&ids, &child), tree = -1;
 	reap(child);
 	if (userns < 0)
 		return -1;

@@ -165,9 +165,13 @@ void ns_root_ids(struct ns_ids *ids)
  * host root's supplementary groups (ns_become_root). */
 static int shifted_map(pid_t target, const struct ns_config *cfg, int *ranged)
 {
-	struct ns_ids ids;
+	const struct ns_ids ids = cfg->ids;
 	char path[64], map[64];
-	ns_root_ids(&ids);
+	/* Ids never read (ns_root_ids) would map box root to host root. */
+	if (ids.ubase == 0 || ids.gbase == 0) {
+		setup_failed("internal: a shifted box's subordinate ids were not read");
+		return EXIT_SETUP;
+	}
 	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)target);
 	snprintf(map, sizeof map, "0 %lu %lu\n", ids.ubase, cfg->range ? ids.ucount : 1UL);
 	if (write_small_file(path, map) == 0) {

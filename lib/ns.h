@@ -39,11 +39,10 @@ int ns_range_available(uid_t uid, int host_root);
  * keep ids in a signed int go wrong. */
 #define NS_ROOT_BASE 2130706432UL
 #define NS_ROOT_COUNT 65536UL
-struct ns_ids {
-	unsigned long ubase, ucount, gbase, gcount;
-	int from_subid;		/* root's rows, not kern's default */
-};
 int ns_shifted(const struct ns_config *cfg);
+/* The range of root's boxes now; a box reads it once into its
+ * ns_config.ids, so that its maps, scratch and idmaps agree even if
+ * /etc/subuid changes meanwhile. */
 void ns_root_ids(struct ns_ids *ids);
 /* In a shifted box's user namespace (PID 1, kern exec), from host root's
  * credentials, which its map does not name, to box root: no supplementary

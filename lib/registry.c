@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "box.h"
 #include "diag.h"
-#include "ns.h"
 #include "registry.h"
 #include "xdg.h"
 
@@ -601,10 +601,9 @@ int scratch_path(const char *runtime, const char *name, char *out, size_t len)
 	return 0;
 }
 
-int scratch_create(const char *runtime, const char *name, int overlay, int upper_open, int shifted,
-		   char *out, size_t len)
+int scratch_create(const char *runtime, const char *name, int overlay, int upper_open,
+		   const struct ns_ids *owner, char *out, size_t len)
 {
-	struct ns_ids ids;
 	static const char *const subs[] = {"merged", "upper", "work"};
 	char sub[PATH_MAX];
 	if (scratch_path(runtime, name, out, len) < 0) {
@@ -624,16 +623,15 @@ int scratch_create(const char *runtime, const char *name, int overlay, int upper
 			return -1;
 		}
 	}
-	if (!shifted)
+	if (!owner)
 		return 0;
 	/* A shifted box's root owns scratch, the upper (its "/") and work
 	 * (where the overlay, mounted by it, writes). */
-	ns_root_ids(&ids);
 	for (int i = -1; i < (overlay ? 3 : 0); i++) {
 		if (i == 0)
 			continue;
 		snprintf(sub, sizeof sub, "%s%s%s", out, i < 0 ? "" : "/", i < 0 ? "" : subs[i]);
-		if (lchown(sub, (uid_t)ids.ubase, (gid_t)ids.gbase) < 0) {
+		if (lchown(sub, (uid_t)owner->ubase, (gid_t)owner->gbase) < 0) {
 			setup_failed("chown %s: %s", sub, strerror(errno));
 			return -1;
 		}

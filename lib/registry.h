@@ -11,6 +11,8 @@
 
 #include "boxns.h"
 
+struct ns_ids;
+
 #define RECORD_MAX_LABELS 64
 #define RECORD_MAX_ULIMITS 16
 
@@ -90,10 +92,10 @@ int scratch_path(const char *runtime, const char *name, char *out, size_t len);
 
 /* Create the scratch_path() directory (0700) with merged/ and, for an
  * overlay root, upper/ and work/; upper is 0755 when a non-root user or a
- * range map is in play (upper_open). A shifted box's root (ns.h) owns the
- * directory, upper/ and work/. Prints the failure. */
-int scratch_create(const char *runtime, const char *name, int overlay, int upper_open, int shifted,
-		   char *out, size_t len);
+ * range map is in play (upper_open). A shifted box's root (owner, ns.h)
+ * owns the directory, upper/ and work/. Prints the failure. */
+int scratch_create(const char *runtime, const char *name, int overlay, int upper_open,
+		   const struct ns_ids *owner, char *out, size_t len);
 
 /* Valid box NAME (box-cli.md §2). */
 int box_name_valid(const char *name);
