@@ -70,7 +70,8 @@ static int attach_tmpfs(const char *scratch, uint64_t size, const char **what)
 	if (mnt < 0)
 		return -1;
 	*what = "move_mount";
-	if (syscall(SYS_move_mount, mnt, "", AT_FDCWD, scratch, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+	if (syscall(SYS_move_mount, mnt, "", AT_FDCWD, scratch,
+		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_SYMLINKS) < 0) {
 		e = errno;
 		close(mnt);
 		errno = e;
