@@ -141,9 +141,28 @@ static int range_map(pid_t target, const struct ns_config *cfg, const struct ran
 	return WIFEXITED(st1) && WEXITSTATUS(st1) == 0 && WIFEXITED(st2) && WEXITSTATUS(st2) == 0 ? 0 : -1;
 }
 
+/* 1 when this process is in the initial user namespace, whose uid_map is
+ * the whole identity. Root of a user namespace (unshare -r, a rootless
+ * container) is some user on the host: its boxes map box root to it, as
+ * any user's do, and it could not map a subordinate range anyway. */
+static int initial_userns(void)
+{
+	static int known = -1;
+	if (known < 0) {
+		char buf[128] = "";
+		unsigned long in, out, count;
+		FILE *f = fopen("/proc/self/uid_map", "re");
+		known = f && fgets(buf, sizeof buf, f) && sscanf(buf, "%lu %lu %lu", &in, &out, &count) == 3 &&
+			in == 0 && out == 0 && count == 4294967295UL;
+		if (f)
+			fclose(f);
+	}
+	return known;
+}
+
 int ns_shifted(const struct ns_config *cfg)
 {
-	return cfg->uid == 0 && !cfg->host_root;
+	return cfg->uid == 0 && !cfg->host_root && initial_userns();
 }
 
 void ns_root_ids(struct ns_ids *ids)
