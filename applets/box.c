@@ -887,7 +887,7 @@ static int box_prepare(struct supervisor *s, pid_t pid1)
 		return EXIT_SETUP;
 	}
 	test_phase("unshare");
-	if ((rc = pid1sync_serve(l->sync[0], pid1, &l->nc, l->a->net == NET_EGRESS, l->egress_ctl)))
+	if ((rc = pid1sync_serve(l->sync[0], pid1, &l->nc, l->a->net == NET_EGRESS, l->egress_ctl, s)))
 		return rc;
 	/* Off PID 1's path: other boxes' leftovers. */
 	cg_sweep_parents(s->cg);

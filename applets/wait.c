@@ -133,7 +133,7 @@ static int deferred_prepare(struct supervisor *s, pid_t pid1)
 	w->sync[1] = -1;
 	if ((rc = ns_map(&w->nc, pid1, &ranged)))
 		return rc;
-	return pid1sync_serve(w->sync[0], pid1, &w->nc, w->egress_ctl >= 0, w->egress_ctl);
+	return pid1sync_serve(w->sync[0], pid1, &w->nc, w->egress_ctl >= 0, w->egress_ctl, s);
 }
 
 static int parse(char **argv, int end, struct wait_args *w)

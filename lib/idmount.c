@@ -15,6 +15,7 @@
 #include "idmount.h"
 #include "ns.h"
 #include "path.h"
+#include "supervise.h"
 
 /* PID 1 -> supervisor: one host path. */
 struct idm_req {
@@ -215,19 +216,25 @@ static int make_tree(struct idm_state *st, const struct idm_req *req, const char
 	return tree;
 }
 
-int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg)
+int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg, struct supervisor *s)
 {
 	struct idm_state st = {.pid1 = pid1, .cfg = cfg, .own = -1, .helper = -1, .helper_pid = -1};
 	struct idm_req req;
-	int rc = 0;
+	int rc = 0, e = 0;
 	for (;;) {
 		int stray[1], nfds;
+		if (supervise_wait(s, sock) < 0) {
+			rc = -1;
+			e = errno;
+			break;
+		}
 		long n = recv_fds(sock, &req, sizeof req, stray, 1, &nfds);
 		if (nfds)
 			close(stray[0]);
 		if (n <= 0) {
 			/* End of file: PID 1 has its root (or died, and says why). */
 			rc = n < 0 ? -1 : 0;
+			e = errno;
 			break;
 		}
 		struct idm_reply rep = {0};
@@ -249,6 +256,7 @@ int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg)
 			close(tree);
 		if (sent < 0) {
 			rc = -1;
+			e = errno;
 			break;
 		}
 	}
@@ -257,6 +265,7 @@ int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg)
 	if (st.helper >= 0)
 		close(st.helper);
 	reap(st.helper_pid);
+	errno = e;
 	return rc;
 }
 

@@ -48,11 +48,15 @@ int idm_attach(int fd, int tree, int dstfd, const char *dstpath, const struct bi
 
 /* ---- the supervisor's side ---- */
 
+struct supervisor;
+
 /* Serve PID 1's requests on sock until it closes its end (or dies): 0.
  * pid1 names PID 1's user namespace; cfg says whether the box maps a
  * range. A tree that cannot be made is answered with the error, which
- * PID 1 reports; -1 only when the socket itself fails. */
-int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg);
+ * PID 1 reports; -1 when the socket itself fails, or with ECANCELED when
+ * supervise_wait(s, sock) gave up (a stop signal or the deadline while
+ * PID 1 builds its root). */
+int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg, struct supervisor *s);
 
 /* kern doctor: make (and drop) an idmapped mount of the filesystem at
  * path, as a range box's bind would be. 0, or -1 with errno and *what. */

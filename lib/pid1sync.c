@@ -10,6 +10,7 @@
 #include "ns.h"
 #include "pid1sync.h"
 #include "report.h"
+#include "supervise.h"
 
 void pid1sync_wait(int sock, int shifted, int egress)
 {
@@ -33,29 +34,35 @@ void pid1sync_wait(int sock, int shifted, int egress)
 	}
 }
 
-/* 8, second half: PID 1's listener to the proxy. */
-static void hand_egress(int sock, int egress_ctl)
+/* 8, second half: PID 1's listener to the proxy. -1 when stopped. */
+static int hand_egress(int sock, int egress_ctl, struct supervisor *s)
 {
 	char msg[2 + sizeof(int)];
 	int listener = -1, got, err = 0;
+	if (supervise_wait(s, sock) < 0)
+		return -1;
 	long n = recv_fds(sock, msg, sizeof msg, &listener, 1, &got);
 	if (n != (long)sizeof msg) {
 		/* PID 1 died in setup; its status says why. */
 		if (listener >= 0)
 			close(listener);
-		return;
+		return 0;
 	}
 	memcpy(&err, msg + 2, sizeof err);
 	(void)egress_hand_over(egress_ctl, msg[0] == 'L' ? listener : -1, msg[1], err);
+	return 0;
 }
 
-int pid1sync_serve(int sock, pid_t pid1, const struct ns_config *nc, int egress, int egress_ctl)
+int pid1sync_serve(int sock, pid_t pid1, const struct ns_config *nc, int egress, int egress_ctl,
+		   struct supervisor *s)
 {
 	(void)send(sock, "m", 1, MSG_NOSIGNAL);
-	if (egress)
-		hand_egress(sock, egress_ctl);
+	if (egress && hand_egress(sock, egress_ctl, s) < 0)
+		return SUPERVISE_STOPPED;
 	/* A shifted PID 1's host files: idmapped here until it has its root. */
-	if (ns_shifted(nc) && idm_serve(sock, pid1, nc) < 0) {
+	if (ns_shifted(nc) && idm_serve(sock, pid1, nc, s) < 0) {
+		if (errno == ECANCELED && s && s->stopped)
+			return SUPERVISE_STOPPED;
 		setup_failed("serving PID 1's idmapped mounts: %s", strerror(errno));
 		return EXIT_SETUP;
 	}

@@ -18,9 +18,14 @@
  * is a setup failure. */
 void pid1sync_wait(int sock, int shifted, int egress);
 
+struct supervisor;
+
 /* The supervisor, after ns_map(): 0 once PID 1 has what it needs (or
- * died in setup, which its status pipe reports); else 125, printed.
- * egress_ctl is the proxy's control socket (-1: none or failed). */
-int pid1sync_serve(int sock, pid_t pid1, const struct ns_config *nc, int egress, int egress_ctl);
+ * died in setup, which its status pipe reports); SUPERVISE_STOPPED when a
+ * stop signal or the deadline came first (supervise_wait(s, ...) before
+ * every read); else 125, printed. egress_ctl is the proxy's control
+ * socket (-1: none or failed). */
+int pid1sync_serve(int sock, pid_t pid1, const struct ns_config *nc, int egress, int egress_ctl,
+		   struct supervisor *s);
 
 #endif

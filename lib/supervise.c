@@ -212,9 +212,39 @@ static void release(struct supervisor *s)
 		registry_remove(s->runtime, s->rec);
 }
 
+int supervise_wait(struct supervisor *s, int fd)
+{
+	while (s) {
+		struct pollfd p[3] = {{.fd = fd, .events = POLLIN},
+				      {.fd = s->sigfd, .events = POLLIN},
+				      {.fd = s->tfd, .events = POLLIN}};
+		if (poll(p, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (p[1].revents & POLLIN) {
+			/* A window size change means nothing yet: PID 1 has no pty. */
+			struct signalfd_siginfo si;
+			while (read(s->sigfd, &si, sizeof si) == (ssize_t)sizeof si)
+				if (si.ssi_signo != SIGWINCH && !s->stopped)
+					s->stopped = (int)si.ssi_signo;
+		}
+		if (p[2].revents & POLLIN && !s->stopped)
+			s->stopped = -1;
+		if (s->stopped) {
+			errno = ECANCELED;
+			return -1;
+		}
+		if (p[0].revents)
+			return 0;
+	}
+	return 0;
+}
+
 /* PID 1 exists but the box cannot start (why is printed): kill it and
  * undo what was made. */
-static int abort_start(struct supervisor *s, pid_t pid1)
+static int abort_start(struct supervisor *s, pid_t pid1, int code)
 {
 	kill(pid1, SIGKILL);
 	while (waitpid(pid1, NULL, 0) < 0 && errno == EINTR)
@@ -222,10 +252,31 @@ static int abort_start(struct supervisor *s, pid_t pid1)
 	alive_fail();
 	release(s);
 	if (s->detach_fd >= 0) {
-		(void)write_all(s->detach_fd, "125 ", 4);
+		char msg[16];
+		int n = snprintf(msg, sizeof msg, "%d ", code);
+		(void)write_all(s->detach_fd, msg, (size_t)n);
 		close(s->detach_fd);
 		s->detach_fd = -1;
 	}
+	if (s->sigfd >= 0)
+		close(s->sigfd);
+	if (s->tfd >= 0)
+		close(s->tfd);
+	return code;
+}
+
+/* prepare gave up (SUPERVISE_STOPPED): a stop signal ends the start as a
+ * second one ends a running box (128 + its number), the deadline as a
+ * PID 1 killed in setup (125); either is said, the box never ran. */
+static int stopped_code(const struct supervisor *s)
+{
+	if (s->stopped > 0) {
+		const char *name = s->stopped == SIGTERM ? "SIGTERM" : s->stopped == SIGINT ? "SIGINT" :
+				   s->stopped == SIGHUP ? "SIGHUP" : "SIGQUIT";
+		setup_failed("stopped by %s before the box started", name);
+		return 128 + s->stopped;
+	}
+	setup_failed("the --timeout deadline (%llu s) passed before the box started", s->timeout);
 	return EXIT_SETUP;
 }
 
@@ -236,7 +287,7 @@ int supervise(struct supervisor *s)
 	struct run_state r = {.status_code = -2, .status_open = 1, .pty_master = -1};
 	struct tty_relay tr;
 	pid_t pid1;
-	int pidfd, sigfd, tfd, oomfd, st = 0;
+	int pidfd, sigfd, tfd, oomfd, st = 0, rc;
 
 	if (pipe2(status_p, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report_p) < 0) {
@@ -303,9 +354,17 @@ int supervise(struct supervisor *s)
 		alive_fail();
 		return EXIT_SETUP;
 	}
+	/* 14, early: prepare waits on PID 1 (a shifted box's whole root is
+	 * built meanwhile, idmount.h) and must hear stop signals and the
+	 * deadline, which counts from here as for any box. */
+	sigfd = s->sigfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
+	tfd = s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	s->stopped = 0;
+	if (s->timeout && tfd >= 0)
+		arm(tfd, (long long)s->timeout * 1000);
 	/* PID 1 waits for its id maps and its cgroup. */
-	if (s->prepare && s->prepare(s, pid1) != 0)
-		return abort_start(s, pid1);
+	if (s->prepare && (rc = s->prepare(s, pid1)) != 0)
+		return abort_start(s, pid1, rc == SUPERVISE_STOPPED ? stopped_code(s) : EXIT_SETUP);
 	/* The alive pipe now lives only in PID 1 and the workload. */
 	if (s->alive_fd >= 0) {
 		close(s->alive_fd);
@@ -317,11 +376,6 @@ int supervise(struct supervisor *s)
 		s->rec->pid1 = pid1;
 		registry_update(s->runtime, s->rec);
 	}
-	/* 14 */
-	sigfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
-	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (s->timeout && tfd >= 0)
-		arm(tfd, (long long)s->timeout * 1000);
 	oomfd = cg_oom_fd(s->cg);
 	fcntl(status_p[0], F_SETFL, O_NONBLOCK);
 

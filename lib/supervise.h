@@ -25,13 +25,27 @@ struct supervisor {
 	/* kern box: when set, PID 1 is cloned straight into new namespaces
 	 * (clone_flags) while the supervisor stays in the host's, and this
 	 * runs in the supervisor right after: PID 1's id maps, PID 1 into
-	 * s->cg, egress. Returns 0, or nonzero after printing why. */
+	 * s->cg, egress. Returns 0, nonzero after printing why, or
+	 * SUPERVISE_STOPPED (nothing printed) when supervise_wait() gave up. */
 	int (*prepare)(struct supervisor *s, pid_t pid1);
 	int clone_flags;
+	/* supervise()'s own, for prepare: the stop signals' and the deadline's
+	 * descriptors, and what ended the start (0, a signal number, or -1
+	 * for the deadline). */
+	int sigfd, tfd;
+	int stopped;
 };
+
+#define SUPERVISE_STOPPED (-2)
 
 /* Returns the box's exit status (box-cli.md §6.1). */
 int supervise(struct supervisor *s);
+
+/* For prepare, before each blocking read of PID 1's: 0 once fd is readable
+ * (or at its end); -1 with errno ECANCELED once a stop signal or the
+ * deadline came first (recorded in s->stopped): a PID 1 that stalls in its
+ * setup never makes the supervisor deaf to them. s NULL: 0 at once. */
+int supervise_wait(struct supervisor *s, int fd);
 
 /* The OOM sentence of box-cli.md §6.2. */
 extern const char oom_sentence[];

@@ -221,6 +221,41 @@ more" ]
 	assert_status 0
 }
 
+# The supervisor of a root-run box serves PID 1's idmapped mounts while
+# PID 1 builds its root: a PID 1 stalled there (the test build's pause) must
+# not leave it deaf to stop signals and the deadline.
+@test "a root-run box whose PID 1 stalls in setup still ends on SIGTERM, SIGINT and --timeout, leaving nothing" {
+	require_root
+	[ -x "$KERN_T" ] || { echo "no test build at $KERN_T"; return 1; }
+	for how in TERM INT timeout; do
+		name=stall-$(tr A-Z a-z <<<"$how") err=$BATS_TEST_TMPDIR/err.$how
+		extra=()
+		[ "$how" = timeout ] && extra=(--timeout 1)
+		: >"$err"
+		KERN_TEST_PAUSE=pid1-dev "$KERN_T" box "$name" "${extra[@]}" --image host -- true 2>"$err" &
+		kpid=$!
+		wait_for "$err" "paused at pid1-dev" 10
+		[ "$how" = timeout ] || kill -"$how" "$kpid"
+		for _ in $(seq 100); do kill -0 "$kpid" 2>/dev/null || break; sleep 0.05; done
+		if kill -0 "$kpid" 2>/dev/null; then
+			kill -KILL "$kpid"
+			echo "$how: kern still running 5 s later"
+			return 1
+		fi
+		rc=0
+		wait "$kpid" || rc=$?
+		cat "$err"
+		case $how in
+		TERM) [ "$rc" = 143 ] && grep -qx 'kern: sandbox setup failed: stopped by SIGTERM before the box started' "$err" ;;
+		INT) [ "$rc" = 130 ] && grep -qx 'kern: sandbox setup failed: stopped by SIGINT before the box started' "$err" ;;
+		timeout) [ "$rc" = 125 ] &&
+			grep -qx 'kern: sandbox setup failed: the --timeout deadline (1 s) passed before the box started' "$err" ;;
+		esac
+		no_leftovers "$name"
+		! find /sys/fs/cgroup -maxdepth 4 -name "kern-box-$name-*" 2>/dev/null | grep -q .
+	done
+}
+
 @test "kern exec into a root-run box: box root is not host root there either" {
 	require_root
 	"$KERN" box ex1 -d --image host -v "$BATS_TEST_TMPDIR:/share" -- sleep 60 >/dev/null
