@@ -210,38 +210,68 @@ no_canary() {
 
 # race_box PHASE RESUME SWAP CMD: start the test build on $r, swap at PHASE
 # (SWAP is shell run on the host), resume; sets status and output. RESUME
-# is the path kern polls (in the box once pivot_root is done: /go is
-# $r/go then); the test touches $r/go or RESUME, whichever is host-side.
+# is the path kern polls: /go once pivot_root is done (in the box: $r/go
+# on the host), or "host" before it: PID 1 polls then as box root, which in
+# a root-run box is a subordinate id (box_rootmap.bats) that cannot pass
+# the 0700 bats directories, so the file is made in a directory of /tmp
+# anyone may pass.
 race_box() {
 	local phase=$1 resume=$2 swap=$3
 	shift 3
-	local err=$BATS_TEST_TMPDIR/race.err out=$BATS_TEST_TMPDIR/race.out go=$resume
-	[ "$resume" = /go ] && go=$r/go
+	local err=$BATS_TEST_TMPDIR/race.err out=$BATS_TEST_TMPDIR/race.out go godir=
+	if [ "$resume" = /go ]; then
+		go=$r/go
+	else
+		godir=$(mktemp -d /tmp/kern-race.XXXXXX)
+		chmod 711 "$godir"
+		resume=$godir/go go=$godir/go
+	fi
 	rm -f "$go"
 	KERN_TEST_PAUSE=$phase KERN_TEST_RESUME=$resume timeout 60 "$KERN_T" box "race$BATS_TEST_NUMBER" -q \
 		--rootfs "$r" --bind-rootfs -- "$@" >"$out" 2>"$err" &
 	local pid=$!
-	wait_for "$err" "paused at $phase" 20 || { kill "$pid"; return 1; }
+	wait_for "$err" "paused at $phase" 20 || { kill "$pid"; rm -rf "$godir"; return 1; }
 	sh -c "$swap"
 	touch "$go"
 	status=0
 	wait "$pid" || status=$?
+	[ -z "$godir" ] || rm -rf "$godir"
 	output=$(cat "$out" "$err")
 	# the test build's own pause line is not part of the box's output
 	output=$(grep -v '^kern-test: paused at' <<<"$output" || true)
 }
 
+# host_side DIR...: host directories the hostile links point to, made
+# where box root could write if kern followed a link: in a root-run box box
+# root is a subordinate id (box_rootmap.bats), which could not even pass
+# the 0700 bats directories, and would prove nothing; so they live under
+# /tmp and belong to box root, as they belong to the caller in a user's box.
+host_side() {
+	if [ -z "${hostdir:-}" ]; then
+		hostdir=$(mktemp -d /tmp/kern-cve-host.XXXXXX)
+		chmod 711 "$hostdir"
+	fi
+	local d
+	for d in "$@"; do
+		mkdir -p "$d"
+		is_root && chown "$(box_root_uid):$(box_root_gid)" "$d"
+	done
+	return 0
+}
+teardown() { [ -z "${hostdir:-}" ] || rm -rf "$hostdir"; }
+
 hostile_rootfs() {
 	[ -x "$KERN_T" ] || { echo "no test build at $KERN_T"; return 1; }
 	r=$(mkrootfs "$BATS_TEST_TMPDIR/rootfs")
 	mkdir -p "$r/dev" "$r/proc"
-	host=$BATS_TEST_TMPDIR/host-side
-	mkdir -p "$host"
+	host_side
+	host=$hostdir/host-side
+	host_side "$host"
 }
 
 @test "CVE-2026-87766: /dev swapped for a symlink to a host directory after kern mounted its /dev: nothing is created on the host, the box fails closed [rootless]" {
 	hostile_rootfs
-	race_box pid1-dev "$BATS_TEST_TMPDIR/go" "mv '$r/dev' '$r/dev.moved' && ln -s '$host' '$r/dev'" \
+	race_box pid1-dev host "mv '$r/dev' '$r/dev.moved' && ln -s '$host' '$r/dev'" \
 		sh -c 'echo ran; ls -l /dev'
 	printf '%s\n' "$output"
 	[ -z "$(ls -A "$host")" ] || { echo "created on the host:"; ls -la "$host"; return 1; }
@@ -253,7 +283,7 @@ hostile_rootfs() {
 @test "CVE-2025-52881: /proc swapped for a symlink to a fake directory before pivot_root: the box fails closed, never runs on a fake /proc [rootless]" {
 	hostile_rootfs
 	mkdir -p "$r/fakeproc/sys" "$r/fakeproc/self/attr"
-	race_box pid1-before-pivot "$BATS_TEST_TMPDIR/go" "mv '$r/proc' '$r/proc.moved' && ln -s /fakeproc '$r/proc'" \
+	race_box pid1-before-pivot host "mv '$r/proc' '$r/proc.moved' && ln -s /fakeproc '$r/proc'" \
 		sh -c 'echo ran; stat -f -c %T /proc/'
 	printf '%s\n' "$output"
 	[ "$status" = 125 ]
@@ -450,7 +480,7 @@ for p in range(last + 1, last + 3001):
 	# (a /proc symlink fails every box at once: the race test covers it)
 	rm -rf "$r/dev" "$r/tmp"
 	for d in dev tmp work mnt; do
-		mkdir -p "$host/$d"
+		host_side "$host/$d"
 		ln -s "$host/$d" "$r/$d"
 	done
 	src=$BATS_TEST_TMPDIR/src
@@ -478,8 +508,9 @@ for p in range(last + 1, last + 3001):
 @test "CVE-2026-87766: a racing loop swaps a --bind-rootfs root's /dev, /tmp and /work for symlinks to the host while 40 boxes start: nothing is created on the host, every box runs on kern's /dev and /proc or fails with 125 [rootless]" {
 	r=$(mkrootfs "$BATS_TEST_TMPDIR/rootfs")
 	mkdir -p "$r/dev" "$r/proc" "$r/tmp" "$r/work"
-	host=$BATS_TEST_TMPDIR/host-side
-	mkdir -p "$host/dev" "$host/tmp" "$host/work"
+	host_side
+	host=$hostdir/host-side
+	host_side "$host" "$host/dev" "$host/tmp" "$host/work"
 	# Markers tell the box which directory it is looking at: one of the
 	# rootfs's own, or one of the host's (which must never be reachable).
 	for d in dev tmp work; do
