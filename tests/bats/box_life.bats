@@ -148,29 +148,42 @@ for line in sys.stdin:
 }
 
 # KILL-*: SIGKILL the supervisor at each phase; nothing may remain.
+# The caller runs this as `kill_at_phase P || ...`, which turns errexit off
+# inside it: every check returns 1 itself.
 kill_at_phase() {
-	local phase=$1 name=kill-$1 o=$BATS_TEST_TMPDIR/o err=$BATS_TEST_TMPDIR/err
+	local phase=$1 name=kill-$1 o=$BATS_TEST_TMPDIR/o err=$BATS_TEST_TMPDIR/err cmd
 	before=$(cut -d' ' -f5 /proc/self/mountinfo | sort)
 	# A duration no other run uses, so the check below sees only this box.
 	dur=300.$$$RANDOM
+	cmd=(sleep "$dur")
+	# Teardown comes only once the workload has ended.
+	[ "$phase" = teardown ] && cmd=(true)
 	: >"$err"
-	KERN_TEST_PAUSE=$phase KERN_STARTED_FD=3 "$KERN_T" box "$name" --image host -- sleep "$dur" 3>"$o" 2>"$err" &
+	KERN_TEST_PAUSE=$phase KERN_STARTED_FD=3 "$KERN_T" box "$name" --image host -- "${cmd[@]}" 3>"$o" 2>"$err" &
 	kpid=$!
-	if [ "$phase" = running ]; then sleep 0.8; else wait_for "$err" "paused at $phase" 10; fi
+	if [ "$phase" = running ]; then
+		# Running means the workload exists (a loaded host starts it late).
+		for _ in $(seq 200); do pgrep -fx "sleep $dur" >/dev/null && break; sleep 0.05; done
+		pgrep -fx "sleep $dur" >/dev/null || { echo "the workload never ran"; cat "$err"; return 1; }
+	else
+		wait_for "$err" "paused at $phase" 10 || return 1
+	fi
 	kill -KILL $kpid
 	wait $kpid 2>/dev/null || true
 	# KILL-7: the client's blocking read of the outcome fd returns (EOF).
-	timeout 5 cat "$o" >/dev/null
+	timeout 5 cat "$o" >/dev/null || { echo "the outcome fd stayed open"; return 1; }
 	# KILL-5: gone from ps at once, before any recover.
-	! "$KERN" ps -q 2>/dev/null | grep -qx "$name"
+	! "$KERN" ps -q 2>/dev/null | grep -qx "$name" || { echo "still listed by kern ps"; return 1; }
 	# KILL-1: the whole box goes down within 1.5 s (isolation.md §1).
 	for _ in $(seq 30); do pgrep -fx "sleep $dur" >/dev/null || break; sleep 0.05; done
 	[ -z "$(pgrep -fx "sleep $dur" || true)" ] || { echo "process left"; pgrep -af "sleep $dur"; return 1; }
 	"$KERN" recover >/dev/null 2>&1 || true
 	# KILL-2: host mountinfo unchanged.
-	[ "$before" = "$(cut -d' ' -f5 /proc/self/mountinfo | sort)" ]
+	[ "$before" = "$(cut -d' ' -f5 /proc/self/mountinfo | sort)" ] ||
+		{ echo "host mounts changed:"; diff <(echo "$before") <(cut -d' ' -f5 /proc/self/mountinfo | sort); return 1; }
 	# KILL-3: no cgroup directory.
-	! find /sys/fs/cgroup -maxdepth 4 -name "kern-box-$name-*" 2>/dev/null | grep -q .
+	! find /sys/fs/cgroup -maxdepth 4 -name "kern-box-$name-*" 2>/dev/null | grep -q . ||
+		{ echo "cgroup left"; find /sys/fs/cgroup -maxdepth 4 -name "kern-box-$name-*"; return 1; }
 }
 
 @test "KILL: SIGKILL of the supervisor at every phase leaves nothing behind [rootless]" {
