@@ -149,11 +149,17 @@ static int initial_userns(void)
 {
 	static int known = -1;
 	if (known < 0) {
-		char buf[128] = "";
-		unsigned long in, out, count;
+		char buf[128] = "", *p = buf, *end;
+		unsigned long v[3] = {1, 1, 0};
 		FILE *f = fopen("/proc/self/uid_map", "re");
-		known = f && fgets(buf, sizeof buf, f) && sscanf(buf, "%lu %lu %lu", &in, &out, &count) == 3 &&
-			in == 0 && out == 0 && count == 4294967295UL;
+		int ok = f && fgets(buf, sizeof buf, f);
+		for (int i = 0; ok && i < 3; i++) {
+			errno = 0;
+			v[i] = strtoul(p, &end, 10);
+			ok = end != p && errno == 0;
+			p = end;
+		}
+		known = ok && v[0] == 0 && v[1] == 0 && v[2] == 4294967295UL;
 		if (f)
 			fclose(f);
 	}
