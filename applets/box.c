@@ -1124,8 +1124,10 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 				  .uid = geteuid(), .gid = getegid()};
 	l.nonroot = nonroot;
 	l.fs.shifted = ns_shifted(&l.nc);
-	if (l.fs.shifted)
+	if (l.fs.shifted) {
 		ns_root_ids(&l.nc.ids);
+		ns_give_stdio(l.nc.ids.ubase, l.nc.ids.gbase);
+	}
 	l.run.ld.restrict_sxid = l.fs.shifted && writes_host(a);
 	if (l.run.ld.restrict_sxid)
 		l.run.ld.caps &= ~LOCKDOWN_SXID_CAPS;

@@ -528,6 +528,11 @@ static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t paren
 	cg_close(r->cg);
 	r->cg = NULL;
 	box_procs_close(&r->bp);
+	/* Still host root: the caller's stdio pipes become box root's, as
+	 * PID 1's did (ns.h). */
+	unsigned long root_uid, root_gid;
+	if (r->rec.shifted && ns_box_root(r->rec.pid1, &root_uid, &root_gid) == 0)
+		ns_give_stdio(root_uid, root_gid);
 	for (size_t i = 0; i < BOX_NS_COUNT; i++) {
 		if (r->nsfd[i] < 0)
 			continue;

@@ -116,6 +116,7 @@ static int read_defer(struct wait_args *w)
 	w->nc = (struct ns_config){.net_host = f[0] != 0, .range = f[1] != 0,
 				   .range_explicit = f[2] != 0};
 	ns_root_ids(&w->nc.ids);
+	ns_give_stdio(w->nc.ids.ubase, w->nc.ids.gbase);
 	int fd = (int)f[3];
 	w->egress_ctl = fd >= 0 && fcntl(fd, F_GETFD) >= 0 ? fd : -1;
 	/* Only the supervisor talks to the proxy; PID 1 does not keep it. */

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <linux/magic.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -164,6 +166,45 @@ static int initial_userns(void)
 			fclose(f);
 	}
 	return known;
+}
+
+void ns_give_stdio(unsigned long uid, unsigned long gid)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		struct stat st;
+		struct statfs sf;
+		/* Anonymous: pipe(2)'s, or a FIFO unlinked once opened (the
+		 * Node package's pipes: Node has no pipe(2)); no path reaches
+		 * either. */
+		if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_uid == 0 && st.st_gid == 0 &&
+		    (st.st_nlink == 0 || (fstatfs(fd, &sf) == 0 && sf.f_type == PIPEFS_MAGIC)) &&
+		    fchown(fd, (uid_t)uid, (gid_t)gid) < 0)
+			continue;	/* the box then fails to reopen it, no more */
+	}
+}
+
+/* The host id box id 0 maps to in /proc/<pid>/<file>: 0, or -1. */
+static int map_root(pid_t pid, const char *file, unsigned long *id)
+{
+	char path[64], buf[128] = "", *p = buf, *end;
+	unsigned long v[2] = {1, 0};
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+	int ok = read_small_file(path, buf, sizeof buf) >= 0;
+	for (int i = 0; ok && i < 2; i++) {
+		errno = 0;
+		v[i] = strtoul(p, &end, 10);
+		ok = end != p && errno == 0;
+		p = end;
+	}
+	if (!ok || v[0] != 0)
+		return -1;
+	*id = v[1];
+	return 0;
+}
+
+int ns_box_root(pid_t pid, unsigned long *uid, unsigned long *gid)
+{
+	return map_root(pid, "uid_map", uid) == 0 && map_root(pid, "gid_map", gid) == 0 ? 0 : -1;
 }
 
 int ns_shifted(const struct ns_config *cfg)

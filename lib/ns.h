@@ -44,6 +44,17 @@ int ns_shifted(const struct ns_config *cfg);
  * ns_config.ids, so that its maps, scratch and idmaps agree even if
  * /etc/subuid changes meanwhile. */
 void ns_root_ids(struct ns_ids *ids);
+/* A shifted box's standard descriptors that are anonymous pipes of host
+ * root's (`cmd | kern box ...`, a client's pipes: mode 0600; also FIFOs
+ * unlinked once opened, which no path reaches either) become box
+ * root's (uid, gid), as a user's pipes are its boxes' root's, so that
+ * /dev/stdout and /dev/stderr still open in the box. Files and named FIFOs
+ * keep their owner (OT-4: box root cannot reopen a host file), and so does
+ * a pipe of anyone but host root. */
+void ns_give_stdio(unsigned long uid, unsigned long gid);
+/* The host uid and gid of box root in the box whose PID 1 is pid (the
+ * first line of its id maps): 0, or -1. */
+int ns_box_root(pid_t pid, unsigned long *uid, unsigned long *gid);
 /* In a shifted box's user namespace (PID 1, kern exec), from host root's
  * credentials, which its map does not name, to box root: no supplementary
  * groups, uid and gid 0, and the parent-death signal set again (the uid

@@ -28,6 +28,35 @@ root_base() { box_root_uid; }
 	[ "$output" = secret ]
 }
 
+# The caller's pipes are host root's (mode 0600): box root, a subordinate
+# id, could not reopen them through /dev/stdout as a user's box reopens its
+# user's pipes. They become box root's; a named FIFO, like any host file,
+# keeps its owner (OT-4).
+@test "OT-4: a root-run box reopens its stdio pipes (/dev/stdout, /dev/stderr, kern exec) but not a named FIFO" {
+	require_root
+	# (bats keeps a run's stderr in a file: pipes on all three here)
+	t=$BATS_TEST_TMPDIR
+	"$KERN" box ot4p --image host -- sh -c 'echo out > /dev/stdout; echo err > /dev/stderr; cat /dev/stdin' \
+		< <(echo in) 2> >(cat >"$t/err1") | cat >"$t/out1"
+	wait_for "$t/err1" '^err$' 5
+	[ "$(cat "$t/out1")" = "$(printf 'out\nin')" ]
+	"$KERN" box ot4px -d --image host -- sleep 60 >/dev/null
+	"$KERN" exec ot4px -- sh -c 'echo out > /dev/stdout; echo err > /dev/stderr' 2> >(cat >"$t/err2") | cat >"$t/out2"
+	"$KERN" stop ot4px >/dev/null
+	wait_for "$t/err2" '^err$' 5
+	[ "$(cat "$t/out2")" = out ]
+	mkfifo -m 600 "$BATS_TEST_TMPDIR/fifo"
+	cat "$BATS_TEST_TMPDIR/fifo" >"$BATS_TEST_TMPDIR/got" &
+	rc=0
+	"$KERN" box ot4pf --image host -- sh -c 'echo evil > /dev/stdout' >"$BATS_TEST_TMPDIR/fifo" 2>"$t/err3" || rc=$?
+	wait
+	cat "$t/err3"
+	[ "$rc" -ne 0 ]
+	grep -q 'Permission denied' "$t/err3"
+	[ ! -s "$BATS_TEST_TMPDIR/got" ]
+	[ "$(stat -c %u:%g "$BATS_TEST_TMPDIR/fifo")" = 0:0 ]
+}
+
 @test "OT-5: a root-run box plants no setuid, setgid or file-capability binary through a rw bind" {
 	require_root
 	share=$BATS_TEST_TMPDIR/share
