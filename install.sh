@@ -63,10 +63,11 @@ build_deps="make gcc pkgconf libc6-dev libseccomp-dev libcap-dev libarchive-dev 
  debian-archive-keyring ca-certificates python3 python3-setuptools python3-wheel python3-build
  python3-installer"
 # python3-matplotlib and python3-pandas: the rich-result tests of the Python
-# package run them on the host image.
+# package run them on the host image. GNU parallel: bats --jobs (tests/run
+# runs two bats files at a time with it).
 test_deps="bats mandoc cppcheck clang-tidy clang libclang-rt-14-dev python3 python3-pytest umoci zstd
  docker-registry skopeo debootstrap busybox-static iproute2 openssl curl bubblewrap procps
- python3-matplotlib python3-pandas"
+ python3-matplotlib python3-pandas parallel"
 # Node.js for the Node package (bindings/node) and the kern-mcp tests:
 # Debian's nodejs when no node is on PATH (one from NodeSource or nvm is
 # used as it is; npm below).
