@@ -131,6 +131,13 @@ teardown() { boxes_cleanup; }
 	[ "$(box_field k5 pid)" = "$sup" ]
 	ls "$rt/scratch" | grep -q "^k5-$sup$"
 	kill -9 "$sup"
+	# kill(2) returns before the supervisor has died: under load it was
+	# still running when ps looked. Dead means a zombie here (unreaped).
+	for _ in $(seq 200); do
+		st=$(awk '{ print $3 }' "/proc/$sup/stat" 2>/dev/null || true)
+		[ -z "$st" ] || [ "$st" = Z ] && break
+		sleep 0.02
+	done
 	run "$KERN" ps -q
 	assert_status 0
 	refute_line_re '^k5$'
