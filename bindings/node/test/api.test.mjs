@@ -1,7 +1,8 @@
 // The surface a program written against the published package uses (new
 // Sandbox, open/close, withSandbox, per-call and session options), rich
-// results (python-binding.md §5), setup= and .deps (§6), egressAllow (§7):
-// each on real boxes.
+// results from matplotlib and pandas (python-binding.md §5; the rest of §5
+// is in the shared table, cases.test.mjs), setup= and .deps (§6),
+// egressAllow (§7): each on real boxes.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
@@ -80,39 +81,6 @@ test("withSandbox(opts, fn): fn's value comes back, the sandbox is closed whatev
 	let ran = false;
 	await assert.rejects(withSandbox({ image: "host", memoryMb: -1 }, () => { ran = true; }), SandboxError);
 	assert.equal(ran, false);
-});
-
-test("rich results: display(), the trailing expression, every _repr_*_ as its format; output and status unchanged", async () => {
-	const r = await runCode("display([1, 2]); display('two')\nx = 40\nx + 2", { image: "host" });
-	assert.deepEqual(r.results.map((x) => x.text), ["[1, 2]", "'two'", "42"]);
-	assert.deepEqual([r.stdout, r.exitCode], ["", 0]);
-	assert.deepEqual((await runCode("x = 1", { image: "host" })).results, []);
-	const code = [
-		"class Rich:",
-		"    def _repr_html_(self): return '<b>x</b>'",
-		"    def _repr_markdown_(self): return '**x**'",
-		"    def _repr_svg_(self): return '<svg/>'",
-		"    def _repr_latex_(self): return '$x$'",
-		"    def _repr_json_(self): return {'a': [1]}",
-		"    def _repr_png_(self): return b'\\x89PNG'",
-		"    def _repr_jpeg_(self): raise ValueError('broken repr')",
-		"    def __repr__(self): return 'Rich()'",
-		"import sys",
-		"print('out'); sys.stderr.write('err\\n')",
-		"Rich()",
-	].join("\n");
-	const rich = await runCode(code, { image: "host" });
-	assert.equal(rich.success, true, rich.stderr);
-	assert.deepEqual([rich.stdout, rich.stderr], ["out\n", "err\n"]);
-	const [res] = rich.results;
-	assert.deepEqual([res.html, res.markdown, res.svg, res.latex, res.text], ["<b>x</b>", "**x**", "<svg/>", "$x$", "Rich()"]);
-	assert.equal(res.json, '{"a": [1]}');
-	assert.deepEqual(Buffer.from(res.png, "base64"), Buffer.from([0x89, 0x50, 0x4e, 0x47]));
-	assert.equal(res.jpeg, null);
-	assert.deepEqual(res.formats(), ["text", "html", "markdown", "svg", "latex", "json", "png"]);
-	// A results value never changes the exit status of a failing cell.
-	const failing = await runCode("display(1)\nimport sys; sys.exit(4)", { image: "host" });
-	assert.deepEqual([failing.exitCode, failing.results.map((x) => x.text)], [4, ["1"]]);
 });
 
 test("rich results: a matplotlib figure without savefig is a PNG; a pandas DataFrame is HTML", { skip: hostHas("matplotlib") && hostHas("pandas") ? false : "python3-matplotlib or python3-pandas is not installed on the host" }, async () => {

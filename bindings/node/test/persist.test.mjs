@@ -1,5 +1,6 @@
 // persist: true (python-binding.md §14): one resident box per workspace,
 // reused through `kern exec`.
+// (A resident box shared by calls: the shared table, cases.test.mjs.)
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,32 +11,6 @@ import { kern, KERN, boxes, until } from "./helpers.mjs";
 
 const { Sandbox, SandboxError } = kern;
 const residents = () => boxes().filter((n) => n.startsWith("kern-sbx-"));
-
-test("calls share one resident box: /tmp and background processes persist", async () => {
-	const sbx = await Sandbox.create({ image: "host", persist: true, timeoutS: 20 });
-	try {
-		const a = await sbx.run(["sh", "-c", "echo kept > /tmp/state; (sleep 300 >/dev/null 2>&1 &); echo ok"]);
-		assert.equal(a.stdout, "ok\n");
-		assert.equal(a.fault, null);
-		const mine = residents();
-		assert.equal(mine.length, 1);
-		assert.match(mine[0], /^kern-sbx-[0-9a-f]{12}$/);
-		const b = await sbx.runCode("print(open('/tmp/state').read().strip())");
-		assert.equal(b.stdout, "kept\n");
-		const c = await sbx.run(["sh", "-c", "ps -eo args | grep -c '^sleep 300'"]);
-		assert.equal(c.stdout, "1\n");
-		assert.deepEqual(residents(), mine);
-		// Faults are classified as for a one-shot box.
-		const t = await sbx.run(["sleep", "30"], { timeoutS: 1 });
-		assert.equal(t.fault?.type, "timeout");
-		const x = await sbx.run(["/no/such/thing"]);
-		assert.equal(x.fault?.type, "exec_failed", JSON.stringify(x));
-	} finally {
-		await sbx.close();
-	}
-	// A temporary workspace's resident box goes with it.
-	assert.deepEqual(residents(), []);
-});
 
 test("a resident box stopped from outside is started again, with a warning", async () => {
 	const sbx = await Sandbox.create({ image: "host", persist: true, timeoutS: 20 });

@@ -1,7 +1,9 @@
 // snapshot() and restore() (python-binding.md §4): a portable .tar.gz,
 // and archives from anywhere, so every hostile member kind refuses the
 // whole archive before anything is written. Hostile archives are made by
-// Python's tarfile, independently of this package's tar code.
+// Python's tarfile, independently of this package's tar code. Most
+// hostile kinds and Python-written archives are cases of the shared table
+// (cases.test.mjs), which the Python package runs too.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, readFileSync, existsSync } from "node:fs";
@@ -70,25 +72,12 @@ test("the archive is gzip level 1 USTAR that Python's tarfile reads", async () =
 	assert.equal(readFileSync(snap)[8], 4, "gzip XFL 4: fastest compression");
 });
 
-test("an archive Python wrote (USTAR, GNU and pax) restores", async () => {
-	const long = `${"d".repeat(120)}/${"f".repeat(90)}`;
-	for (const fmt of ["USTAR_FORMAT", "GNU_FORMAT", "PAX_FORMAT"]) {
-		const name = fmt === "USTAR_FORMAT" ? "from-py/x.txt" : `from-py/${long}-${fmt}`;
-		await sbx.restore(pyArchive(path.join(dir, `${fmt}.tgz`), [["from-py", "5"], [name, "0", `made by ${fmt}`]], fmt));
-		assert.equal((await sbx.readFile(name)).toString(), `made by ${fmt}`);
-	}
-});
-
+// The other hostile member kinds (absolute, `..`, links, devices, FIFOs)
+// are cases of the shared table (cases.test.mjs), which Python runs too.
+// A GNU sparse member is not: the Python package restores it as a file
+// where this one refuses it (reported; the table gets it once they agree).
 const HOSTILE = [
-	["an absolute path", [["/tmp/kern-node-escape", "0", "x"]], /absolute name/],
-	["a `..` member", [["ok.txt", "0", "x"], ["../escape.txt", "0", "x"]], /'\.\.'/],
-	["a `..` in the middle", [["a/../../escape.txt", "0", "x"]], /'\.\.'/],
-	["a symlink", [["ok.txt", "0", "x"], ["link", "2", null, "/etc/shadow"]], /symlink/],
-	["a hard link", [["ok.txt", "0", "x"], ["hard", "1", null, "/etc/shadow"]], /hard link/],
-	["a character device", [["null", "3"]], /is a device/],
-	["a block device", [["sda", "4"]], /is a device/],
 	["a GNU sparse file", [["sparse", "S"]], /not a file or directory/],
-	["a FIFO", [["pipe", "6"]], /FIFO/],
 ];
 
 for (const [what, members, re] of HOSTILE) {
@@ -105,8 +94,7 @@ for (const [what, members, re] of HOSTILE) {
 	});
 }
 
-test("restore refuses what is not a tar archive, and a truncated one", async () => {
-	await assert.rejects(sbx.restore("/etc/hostname"), /not a readable tar archive/);
+test("restore refuses a truncated archive", async () => {
 	const good = path.join(dir, "trunc-src.tgz");
 	pyArchive(good, [["big.txt", "0", "y".repeat(100000)]]);
 	const raw = execFileSync("gzip", ["-dc", good]);

@@ -1,5 +1,7 @@
 """prewarm=N on real boxes (spec 13): served, refilled, one call per box,
-key and budget mismatches going cold, and nothing left behind."""
+key and budget mismatches going cold, and nothing left behind. Pooled
+results, faults through a pooled box and calls that go cold are cases of
+the shared table (test_shared_cases.py), which the Node package runs too."""
 
 import glob
 import os
@@ -57,39 +59,6 @@ def test_a_prewarmed_box_serves_one_call_and_the_pool_refills(kern_bin):
         wait_ready(sbx, 2)
 
 
-def test_pooled_results_match_a_one_shot_run(kern_bin):
-    code = ("import os, sys\nopen('made.txt', 'w').write('x')\nprint('out')\n"
-            "print('err', file=sys.stderr)\ndisplay(7)\n{'k': 1}")
-    with kern.Sandbox(image="host", prewarm=1) as sbx:
-        wait_ready(sbx, 1)
-        pooled, used = served_by_pool(sbx, code)
-        assert used
-        os.unlink(os.path.join(sbx.workspace, "made.txt"))
-        cold = sbx.run_code(code)
-        for r in (pooled, cold):
-            assert (r.stdout, r.code_stderr, r.exit_code, r.fault) == ("out\n", "err\n", 0, None)
-            assert [x.text for x in r.results] == ["7", "{'k': 1}"]
-            assert [(f.path, f.change) for f in r.files] == [("made.txt", "created")]
-
-
-def test_faults_in_a_pooled_box(kern_bin):
-    with kern.Sandbox(image="host", prewarm=1, memory_mb=64, timeout_s=20) as sbx:
-        wait_ready(sbx, 1)
-        r, pooled = served_by_pool(sbx, "while True: pass", timeout_s=1)
-        assert pooled and r.fault.type == "timeout" and r.exit_code == 137
-        wait_ready(sbx, 1)
-        r, pooled = served_by_pool(sbx, "b = bytearray(400 << 20)")
-        skip_if_uncapped(r)
-        assert pooled and r.fault is not None and r.fault.type == "oom", r
-        wait_ready(sbx, 1)
-        r, pooled = served_by_pool(sbx, "import sys; sys.exit(3)")
-        assert pooled and r.exit_code == 3 and r.fault is None
-        wait_ready(sbx, 1)
-        # A clean exit of python3 is the call's own status, as for a one-shot run.
-        r, pooled = served_by_pool(sbx, "import os; os._exit(5)")
-        assert pooled and r.exit_code == 5 and r.fault is None
-
-
 def test_nothing_of_a_pooled_call_runs_on_after_its_reply(kern_bin, tmp_path, monkeypatch):
     # The worker would kill the used box once calls pause: keep it from
     # doing so here, so only the box's own freeze can stop the ticks.
@@ -112,23 +81,6 @@ def test_nothing_of_a_pooled_call_runs_on_after_its_reply(kern_bin, tmp_path, mo
         # Neither the process nor the thread the cell started runs on.
         time.sleep(1)
         assert (tmp_path / "ticks").read_text() == ticks
-
-
-def test_calls_that_do_not_fit_get_a_cold_box(kern_bin):
-    with kern.Sandbox(image="host", prewarm=1, timeout_s=10) as sbx:
-        wait_ready(sbx, 1)
-        # A deadline past the budget the box was started with.
-        r, pooled = served_by_pool(sbx, "print(1)", timeout_s=11)
-        assert r.stdout == "1\n" and not pooled
-        # Callbacks, and other languages, always start cold.
-        seen = []
-        r, pooled = served_by_pool(sbx, "print(2)", on_stdout=seen.append)
-        assert r.stdout == "2\n" and not pooled and "".join(seen) == "2\n"
-        r, pooled = served_by_pool(sbx, "echo 3", language="bash")
-        assert r.stdout == "3\n" and not pooled
-        # A shorter deadline fits.
-        r, pooled = served_by_pool(sbx, "print(4)", timeout_s=5)
-        assert r.stdout == "4\n" and pooled
 
 
 def test_a_changed_kern_environment_is_a_key_mismatch(kern_bin, monkeypatch):

@@ -1,6 +1,8 @@
 """persist=True on real boxes (spec 14): one resident box reused through
 kern exec, recreated when it went away, replaced when the configuration
-changed, and removed with a temporary workspace or by destroy()."""
+changed, and removed with a temporary workspace or by destroy(). A
+timeout in a resident box and persist with prewarm are cases of the shared
+table (test_shared_cases.py), which the Node package runs too."""
 
 import json
 import subprocess
@@ -64,18 +66,6 @@ def test_a_box_stopped_from_outside_is_started_again_with_a_warning(kern_bin, tm
         sbx.destroy()
 
 
-def test_a_timeout_kills_the_call_not_the_box(kern_bin, tmp_path):
-    with kern.Sandbox(image="host", persist=True, workspace=str(tmp_path)) as sbx:
-        sbx.run_code("open('/tmp/state', 'w').write('kept')")
-        r = sbx.run_code("print('start', flush=True)\nwhile True: pass", timeout_s=1)
-        assert r.fault.type == "timeout" and r.exit_code == 137 and r.stdout == "start\n"
-        # The looping process is gone, the box and its /tmp are not.
-        assert sbx.run(["cat", "/tmp/state"]).stdout == "kept"
-        procs = sbx.run(["ps", "-eo", "args"]).stdout
-        assert "sleep" in procs and ".run-" not in procs, procs
-        sbx.destroy()
-
-
 def test_an_oom_takes_the_box_and_the_next_call_starts_a_new_one(kern_bin, tmp_path):
     with kern.Sandbox(image="host", persist=True, workspace=str(tmp_path), memory_mb=64) as sbx:
         # A detached box's notes go to its log: ask a one-shot box instead.
@@ -130,11 +120,6 @@ def test_two_sessions_starting_the_same_box_at_once_share_it(kern_bin, tmp_path)
     assert len({r.stdout for r in results}) == 1
     assert len(resident_rows(kern_bin)) == 1
     subprocess.run([kern_bin, "stop", resident_rows(kern_bin)[0]["name"]], capture_output=True)
-
-
-def test_persist_and_prewarm_do_not_mix():
-    with pytest.raises(kern.SandboxError, match="choose one"):
-        kern.Sandbox(image="host", persist=True, prewarm=2)
 
 
 def test_a_resident_box_on_the_registry_image(registry, kern_bin):

@@ -18,7 +18,6 @@ import re
 import shutil
 import stat
 import tarfile
-import tempfile
 import time
 
 import pytest
