@@ -13,7 +13,7 @@ import { readFileSync, writeFileSync, mkdtempSync, mkdirSync, readdirSync, symli
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { kern, boxes, assertNothingLeft, until, require } from "./helpers.mjs";
+import { kern, boxes, assertNothingLeft, until, require, pyArchive } from "./helpers.mjs";
 
 const { Sandbox, SandboxError, MountRefused } = kern;
 const { poolOf } = require("../lib/sandbox.cjs");
@@ -139,22 +139,6 @@ function checkResult(r, want, where, seen, took, extra) {
 	}
 }
 
-/** An archive of [name, type char, data, linkname] members, made by Python's tarfile as the Python adapter makes it. */
-function archive(file, members, format) {
-	const script = `
-import io, json, sys, tarfile
-with tarfile.open(sys.argv[1], "w:gz", compresslevel=1, format=getattr(tarfile, sys.argv[3])) as t:
-    for name, kind, data, link in json.loads(sys.argv[2]):
-        i = tarfile.TarInfo(name)
-        i.type = kind.encode()
-        i.linkname = link or ""
-        b = (data or "").encode()
-        i.size = len(b) if kind == "0" else 0
-        t.addfile(i, io.BytesIO(b) if kind == "0" else None)
-`;
-	execFileSync("/usr/bin/python3", ["-c", script, file, JSON.stringify(members), format]);
-}
-
 class Case {
 	constructor(c, tmp) {
 		this.case = c;
@@ -186,7 +170,7 @@ class Case {
 			restore: () => {
 				const file = path.join(this.tmp, `case-${this.archives++}.tgz`);
 				if ("raw_text" in step) writeFileSync(file, step.raw_text);
-				else archive(file, step.members, step.format ?? "USTAR_FORMAT");
+				else pyArchive(file, step.members, step.format ?? "USTAR_FORMAT");
 				return attempt(() => this.sbx.restore(file), want, where);
 			},
 			plant: () => {

@@ -116,3 +116,26 @@ echo "$REG_PORT $REG_PID"
 		},
 	};
 }
+
+/**
+ * An archive of `members` [name, tar type char, data?, linkname?] written
+ * by Debian's Python tarfile (gzip level 1), independently of this
+ * package's tar code; `format` names tarfile's USTAR_FORMAT, GNU_FORMAT or
+ * PAX_FORMAT. The Python package's shared-case adapter writes the same.
+ */
+export function pyArchive(file, members, format = "USTAR_FORMAT") {
+	const script = `
+import io, json, sys, tarfile
+with tarfile.open(sys.argv[1], "w:gz", compresslevel=1, format=getattr(tarfile, sys.argv[3])) as t:
+    for name, kind, data, link in json.loads(sys.argv[2]):
+        i = tarfile.TarInfo(name)
+        i.type = kind.encode()
+        i.linkname = link or ""
+        b = (data or "").encode()
+        i.size = len(b) if kind == "0" else 0
+        t.addfile(i, io.BytesIO(b) if kind == "0" else None)
+`;
+	const rows = members.map(([n, k, d, l]) => [n, k, d ?? null, l ?? null]);
+	execFileSync("/usr/bin/python3", ["-c", script, file, JSON.stringify(rows), format]);
+	return file;
+}

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, readFileSync, existsSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { kern } from "./helpers.mjs";
+import { kern, pyArchive } from "./helpers.mjs";
 
 const { Sandbox, SandboxError } = kern;
 const PY = "/usr/bin/python3";
@@ -24,23 +24,6 @@ after(async () => {
 	await sbx.close();
 	rmSync(dir, { recursive: true, force: true });
 });
-
-/** An archive of `members` [name, type, data?, linkname?] made by Python's tarfile. */
-function pyArchive(file, members, format = "USTAR_FORMAT") {
-	const script = `
-import io, json, sys, tarfile
-with tarfile.open(sys.argv[1], "w:gz", compresslevel=1, format=tarfile.${format}) as t:
-    for name, kind, data, link in json.loads(sys.argv[2]):
-        i = tarfile.TarInfo(name)
-        i.type = kind.encode()
-        i.linkname = link or ""
-        b = (data or "").encode()
-        i.size = len(b) if kind == "0" else 0
-        t.addfile(i, io.BytesIO(b) if kind == "0" else None)
-`;
-	execFileSync(PY, ["-c", script, file, JSON.stringify(members.map(([n, k, d, l]) => [n, k, d ?? null, l ?? null]))]);
-	return file;
-}
 
 test("round trip: files, empty directories and modes; symlinks and FIFOs are left out", async () => {
 	await sbx.writeFile("a/b.txt", "hello");
