@@ -29,6 +29,7 @@
 #include "idmount.h"
 #include "ns.h"
 #include "xdg.h"
+#include "userns_why.h"
 
 static const char usage[] =
 "usage: kern doctor\n"
@@ -62,15 +63,6 @@ static void fix(const char *fmt, ...)
 	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
 	printf("  %-18s %-6s fix: %s\n", "", "", text);
-}
-
-static int read_int(const char *path, long *v)
-{
-	char buf[32];
-	if (read_small_file(path, buf, sizeof buf) < 0)
-		return -1;
-	*v = strtol(buf, NULL, 10);
-	return 0;
 }
 
 static int write_str(const char *path, const char *s)
@@ -130,23 +122,18 @@ static int probe_overlay(void)
 static void check_userns(int *userns_ok)
 {
 	int e = in_child(probe_userns);
-	long v;
+	struct userns_why w;
 	*userns_ok = e == 0;
 	if (e == 0) {
 		row("user namespaces", "ok", "this user can create them");
 		return;
 	}
 	problems++;
-	row("user namespaces", "NO", "unshare(CLONE_NEWUSER): %s; no box can start", strerror(e));
-	if (read_int("/proc/sys/kernel/unprivileged_userns_clone", &v) == 0 && v == 0)
-		fix("sysctl -w kernel.unprivileged_userns_clone=1");
-	else if (read_int("/proc/sys/user/max_user_namespaces", &v) == 0 && v == 0)
-		fix("sysctl -w user.max_user_namespaces=15000");
-	else if (read_int("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) == 0 && v == 1)
-		fix("sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or give kern an AppArmor "
-		    "profile with `userns,`");
-	else
-		fix("a kernel with CONFIG_USER_NS, and no seccomp or LSM policy denying unshare here");
+	userns_why(e, &w);
+	row("user namespaces", "NO", "unshare(CLONE_NEWUSER): %s%s%s; no box can start", strerror(e),
+	    w.why[0] ? ": " : "", w.why);
+	if (w.fix[0])
+		fix("%s", w.fix);
 }
 
 static void check_ranges(void)

@@ -18,6 +18,7 @@
 #include "egress.h"
 #include "fdutil.h"
 #include "ns.h"
+#include "userns_why.h"
 
 const char single_map_note[] =
 	"this box ran with a single-id map (no subordinate id range was available); "
@@ -315,19 +316,9 @@ static void single_map_warning(const struct ns_config *cfg, int failed)
 			(unsigned)cfg->uid);
 }
 
-static void ns_failed(const char *call, int e)
-{
-	if (e == EPERM || e == EACCES || e == ENOSPC || e == EUSERS)
-		setup_failed("%s(CLONE_NEWUSER|CLONE_NEWPID|...): %s: unprivileged user namespaces are "
-			     "restricted on this host (sysctl kernel.unprivileged_userns_clone, "
-			     "user.max_user_namespaces or an AppArmor userns policy)", call, strerror(e));
-	else
-		setup_failed("%s(CLONE_NEWUSER|CLONE_NEWPID|...): %s", call, strerror(e));
-}
-
 void ns_clone_failed(int err)
 {
-	ns_failed("clone", err);
+	userns_report("clone", err);
 }
 
 int ns_flags(const struct ns_config *cfg)
@@ -396,7 +387,7 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 			kill(writer, SIGKILL);
 			waitpid(writer, NULL, 0);
 		}
-		ns_failed("unshare", e);
+		userns_report("unshare", e);
 		return EXIT_SETUP;
 	}
 
