@@ -316,11 +316,6 @@ static void single_map_warning(const struct ns_config *cfg, int failed)
 			(unsigned)cfg->uid);
 }
 
-void ns_clone_failed(int err)
-{
-	userns_report("clone", err);
-}
-
 int ns_flags(const struct ns_config *cfg)
 {
 	return CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC |
@@ -387,7 +382,7 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 			kill(writer, SIGKILL);
 			waitpid(writer, NULL, 0);
 		}
-		userns_report("unshare", e);
+		userns_report("unshare", e, -1);
 		return EXIT_SETUP;
 	}
 

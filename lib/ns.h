@@ -19,8 +19,6 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged);
  * ns_enter(). */
 int ns_flags(const struct ns_config *cfg);
 int ns_map(const struct ns_config *cfg, pid_t target, int *ranged);
-/* Prints why the clone into those namespaces failed (errno err). */
-void ns_clone_failed(int err);
 
 /* 1 when a range map can be made for uid (an /etc/subuid and /etc/subgid
  * allocation, and newuidmap/newgidmap unless root; always for root's

@@ -21,13 +21,13 @@
 #include "diag.h"
 #include "egress.h"
 #include "fdutil.h"
-#include "ns.h"
 #include "pty.h"
 #include "report.h"
 #include "rmtree.h"
 #include "supervise.h"
 #include "testhook.h"
 #include "ttyrelay.h"
+#include "userns_why.h"
 
 const char oom_sentence[] =
 	"kern: the workload was killed by the kernel's OOM killer against this box's own memory "
@@ -242,13 +242,15 @@ int supervise_wait(struct supervisor *s, int fd)
 	return 0;
 }
 
-/* PID 1 exists but the box cannot start (why is printed): kill it and
- * undo what was made. */
+/* The box cannot start (why is printed): kill PID 1 if there is one (-1
+ * when it could not be made) and undo what was made. */
 static int abort_start(struct supervisor *s, pid_t pid1, int code)
 {
-	kill(pid1, SIGKILL);
-	while (waitpid(pid1, NULL, 0) < 0 && errno == EINTR)
-		;
+	if (pid1 > 0) {
+		kill(pid1, SIGKILL);
+		while (waitpid(pid1, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 	alive_fail();
 	release(s);
 	if (s->detach_fd >= 0) {
@@ -347,12 +349,23 @@ int supervise(struct supervisor *s)
 	close(status_p[1]);
 	close(report_p[1]);
 	if (pid1 < 0) {
-		if (s->prepare)
-			ns_clone_failed(fork_errno);
-		else
+		/* A detached box's launcher prints the lines the log gets. */
+		if (s->clone_flags & CLONE_NEWUSER) {
+			userns_report("clone", fork_errno, s->detach_fd);
+		} else {
 			setup_failed("fork PID 1: %s", strerror(fork_errno));
-		alive_fail();
-		return EXIT_SETUP;
+			if (s->detach_fd >= 0)
+				dprintf(s->detach_fd, "125 kern: sandbox setup failed: fork PID 1: %s",
+					strerror(fork_errno));
+		}
+		if (s->detach_fd >= 0) {
+			close(s->detach_fd);
+			s->detach_fd = -1;
+		}
+		/* The record, scratch and box cgroup exist already; the signal
+		 * and timer descriptors do not yet. */
+		s->sigfd = s->tfd = -1;
+		return abort_start(s, -1, EXIT_SETUP);
 	}
 	/* 14, early: prepare waits on PID 1 (a shifted box's whole root is
 	 * built meanwhile, idmount.h) and must hear stop signals and the

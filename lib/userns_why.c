@@ -216,14 +216,17 @@ void userns_why_decide(const struct userns_facts *f, struct userns_why *w)
 	    "found%s", f->chrooted == -1 ? " (kern could not tell whether it runs in a chroot)" : "");
 }
 
-void userns_report(const char *call, int err)
+void userns_report(const char *call, int err, int launcher_fd)
 {
 	struct userns_why w;
+	char line[600];
 	userns_why(err, &w);
-	if (w.why[0])
-		setup_failed("%s(CLONE_NEWUSER|CLONE_NEWPID|...): %s: %s", call, strerror(err), w.why);
-	else
-		setup_failed("%s(CLONE_NEWUSER|CLONE_NEWPID|...): %s", call, strerror(err));
+	snprintf(line, sizeof line, "%s(CLONE_NEWUSER|CLONE_NEWPID|...): %s%s%s", call, strerror(err),
+		 w.why[0] ? ": " : "", w.why);
+	setup_failed("%s", line);
 	if (w.fix[0])
 		hint("%s", w.fix);
+	if (launcher_fd >= 0)
+		dprintf(launcher_fd, "125 kern: sandbox setup failed: %s%s%s", line,
+			w.fix[0] ? "\nhint: " : "", w.fix);
 }

@@ -41,7 +41,9 @@ void userns_why(int err, struct userns_why *w);
 void userns_why_decide(const struct userns_facts *f, struct userns_why *w);
 
 /* The setup-failure line and its hint for a failed call ("clone" or
- * "unshare") of the box's namespaces, errno err. */
-void userns_report(const char *call, int err);
+ * "unshare") of the box's namespaces, errno err, on stderr and, when
+ * launcher_fd >= 0 (a detached box's launcher, which prints them), there
+ * too as "125 LINE\nHINT". */
+void userns_report(const char *call, int err, int launcher_fd);
 
 #endif

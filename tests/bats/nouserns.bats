@@ -22,6 +22,14 @@ chroot_cause_re() {
 }
 CHROOT_HINT_RE='^hint: run kern outside the chroot, or enter the tree with pivot_root\(2\) in a new mount namespace instead of chroot\(2\)$'
 
+# No kern record, scratch directory or process is left in the chroot.
+chroot_no_leftovers() {
+	local rt=$CHROOT/tmp/kern-$1
+	[ -z "$(ls -A "$rt/instances" 2>/dev/null)" ] || { echo "records left:"; ls -la "$rt/instances"; return 1; }
+	[ -z "$(ls -A "$rt/scratch" 2>/dev/null)" ] || { echo "scratch left:"; ls -la "$rt/scratch"; return 1; }
+	[ -z "$(chroot_procs)" ] || { echo "processes left: $(chroot_procs)"; return 1; }
+}
+
 @test "nouserns: in the chroot the kernel refuses CLONE_NEWUSER to root (EPERM), and still grants pid, net, ipc and uts namespaces" {
 	run chroot_run unshare -U true
 	[ "$status" -ne 0 ] || { echo "unshare -U succeeded in the chroot: it cannot stand for a host without user namespaces"; return 1; }
@@ -53,6 +61,28 @@ CHROOT_HINT_RE='^hint: run kern outside the chroot, or enter the tree with pivot
 	assert_line_re "$(chroot_cause_re clone '/ is not /proc/1/root|no mount is at /')"
 	assert_line_re "$CHROOT_HINT_RE"
 	refute_line_re 'unprivileged_userns_clone|AppArmor'
+}
+
+@test "nouserns: a box whose clone is refused leaves no record, scratch directory, box cgroup or process, as root and as a user" {
+	chroot_mount_cgroups
+	local name=leak-$$ ids
+	for ids in 0:0 65534:65534; do
+		run --separate-stderr chroot_run_as "$ids" /kern box "$name" --rootfs /rootfs -- /bin/true
+		assert_status 125
+		chroot_no_leftovers "${ids%%:*}"
+		run find "$CHROOT/sys/fs/cgroup" -maxdepth 6 -type d -name "kern-box-$name-*"
+		[ -z "$output" ] || { echo "box cgroups left (as $ids):"; echo "$output"; return 1; }
+	done
+}
+
+@test "nouserns: kern box -d in a chroot: the launcher prints the cause and its hint, exits 125, and nothing is left" {
+	run --separate-stderr chroot_run /kern box dt -d --rootfs /rootfs -- /bin/sleep 60
+	assert_status 125
+	[ -z "$output" ] || { echo "printed a name for a box that never started: $output"; return 1; }
+	output=$stderr
+	assert_line_re "$(chroot_cause_re clone '/ is not the root of its mount namespace')"
+	assert_line_re "$CHROOT_HINT_RE"
+	chroot_no_leftovers 0
 }
 
 @test "nouserns: kern-ns, the chain's namespace step, names the chroot from its unshare" {
