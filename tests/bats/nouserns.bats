@@ -22,6 +22,21 @@ chroot_cause_re() {
 }
 CHROOT_HINT_RE='^hint: run kern outside the chroot, or enter the tree with pivot_root\(2\) in a new mount namespace instead of chroot\(2\)$'
 
+# refused_in_chroot IDS CALL HOW CMD...: CMD, run in the chroot as IDS
+# (uid:gid), exits 125 with nothing on stdout, the chroot cause line for
+# CALL and HOW (chroot_cause_re) and the hint, and no sysctl guess.
+refused_in_chroot() {
+	local ids=$1 call=$2 how=$3
+	shift 3
+	run --separate-stderr chroot_run_as "$ids" "$@"
+	assert_status 125
+	[ -z "$output" ] || { echo "stdout (the workload ran, or a name was printed): $output"; return 1; }
+	output=$stderr
+	assert_line_re "$(chroot_cause_re "$call" "$how")"
+	assert_line_re "$CHROOT_HINT_RE"
+	refute_line_re 'unprivileged_userns_clone|max_user_namespaces|AppArmor'
+}
+
 # No kern record, scratch directory or process is left in the chroot.
 chroot_no_leftovers() {
 	local rt=$CHROOT/tmp/kern-$1
@@ -44,23 +59,13 @@ chroot_no_leftovers() {
 }
 
 @test "nouserns: kern box as root in a chroot exits 125 naming the chroot, not the sysctl, with the fix on a hint line" {
-	run --separate-stderr chroot_run /kern box t --rootfs /rootfs -- /bin/sh -c 'echo ran'
-	assert_status 125
-	[ -z "$output" ] || { echo "the workload ran: $output"; return 1; }
-	output=$stderr
-	assert_line_re "$(chroot_cause_re clone '/ is not the root of its mount namespace')"
-	assert_line_re "$CHROOT_HINT_RE"
-	refute_line_re 'unprivileged_userns_clone|max_user_namespaces|AppArmor'
+	refused_in_chroot 0:0 clone '/ is not the root of its mount namespace' \
+		/kern box t --rootfs /rootfs -- /bin/sh -c 'echo ran'
 }
 
 @test "nouserns: kern box as an unprivileged user in a chroot names the chroot too (told without setns, from init's root or mountinfo)" {
-	run --separate-stderr chroot_run_as 65534:65534 /kern box t --rootfs /rootfs -- /bin/sh -c 'echo ran'
-	assert_status 125
-	[ -z "$output" ] || { echo "the workload ran: $output"; return 1; }
-	output=$stderr
-	assert_line_re "$(chroot_cause_re clone '/ is not /proc/1/root|no mount is at /')"
-	assert_line_re "$CHROOT_HINT_RE"
-	refute_line_re 'unprivileged_userns_clone|AppArmor'
+	refused_in_chroot 65534:65534 clone '/ is not /proc/1/root|no mount is at /' \
+		/kern box t --rootfs /rootfs -- /bin/sh -c 'echo ran'
 }
 
 @test "nouserns: a box whose clone is refused leaves no record, scratch directory, box cgroup or process, as root and as a user" {
@@ -76,22 +81,14 @@ chroot_no_leftovers() {
 }
 
 @test "nouserns: kern box -d in a chroot: the launcher prints the cause and its hint, exits 125, and nothing is left" {
-	run --separate-stderr chroot_run /kern box dt -d --rootfs /rootfs -- /bin/sleep 60
-	assert_status 125
-	[ -z "$output" ] || { echo "printed a name for a box that never started: $output"; return 1; }
-	output=$stderr
-	assert_line_re "$(chroot_cause_re clone '/ is not the root of its mount namespace')"
-	assert_line_re "$CHROOT_HINT_RE"
+	refused_in_chroot 0:0 clone '/ is not the root of its mount namespace' \
+		/kern box dt -d --rootfs /rootfs -- /bin/sleep 60
 	chroot_no_leftovers 0
 }
 
 @test "nouserns: kern-ns, the chain's namespace step, names the chroot from its unshare" {
-	run --separate-stderr chroot_run /kern ns -- /bin/sh -c 'echo ran'
-	assert_status 125
-	[ -z "$output" ] || { echo "the command ran: $output"; return 1; }
-	output=$stderr
-	assert_line_re "$(chroot_cause_re unshare '/ is not the root of its mount namespace')"
-	assert_line_re "$CHROOT_HINT_RE"
+	refused_in_chroot 0:0 unshare '/ is not the root of its mount namespace' \
+		/kern ns -- /bin/sh -c 'echo ran'
 }
 
 @test "nouserns: kern doctor in a chroot names the chroot in its user-namespace row, with the fix, and exits 2" {

@@ -74,31 +74,31 @@ TEST(userns_why_max_user_namespaces)
 	CHECK(has(w.why, "used up (sysctl user.max_user_namespaces, or"));
 }
 
-TEST(userns_why_debian_sysctl_only_for_users)
+/* The Debian/Ubuntu sysctl and Ubuntu's AppArmor restriction: named for a
+ * user, never for root (neither applies to CAP_SYS_ADMIN). */
+TEST(userns_why_user_restrictions_only_for_users)
 {
-	struct userns_why w;
-	struct userns_facts f = clean(EPERM, 1000);
-	f.userns_clone = 0;
-	userns_why_decide(&f, &w);
-	CHECK(has(w.why, "unprivileged user namespaces are restricted on this host (sysctl "
-		  "kernel.unprivileged_userns_clone = 0)"));
-	CHECK(has(w.fix, "sysctl -w kernel.unprivileged_userns_clone=1"));
-	f.euid = 0;
-	userns_why_decide(&f, &w);
-	CHECK(!has(w.why, "unprivileged_userns_clone"));
-}
-
-TEST(userns_why_apparmor_only_for_users)
-{
-	struct userns_why w;
-	struct userns_facts f = clean(EACCES, 1000);
-	f.aa_restrict = 1;
-	userns_why_decide(&f, &w);
-	CHECK(has(w.why, "apparmor_restrict_unprivileged_userns = 1"));
-	CHECK(has(w.fix, "userns,"));
-	f.euid = 0;
-	userns_why_decide(&f, &w);
-	CHECK(!has(w.why, "apparmor"));
+	static const struct {
+		int err, userns_clone, aa_restrict;
+		const char *why, *fix;
+	} cases[] = {
+		{EPERM, 0, 0, "unprivileged user namespaces are restricted on this host (sysctl "
+		 "kernel.unprivileged_userns_clone = 0)", "sysctl -w kernel.unprivileged_userns_clone=1"},
+		{EACCES, 1, 1, "unprivileged user namespaces are restricted on this host (sysctl "
+		 "kernel.apparmor_restrict_unprivileged_userns = 1", "userns,"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct userns_why w;
+		struct userns_facts f = clean(cases[i].err, 1000);
+		f.userns_clone = cases[i].userns_clone;
+		f.aa_restrict = cases[i].aa_restrict;
+		userns_why_decide(&f, &w);
+		CHECK(has(w.why, cases[i].why));
+		CHECK(has(w.fix, cases[i].fix));
+		f.euid = 0;
+		userns_why_decide(&f, &w);
+		CHECK(!has(w.why, "restricted on this host"));
+	}
 }
 
 TEST(userns_why_seccomp_then_unknown)
