@@ -15,6 +15,7 @@
 
 #include "diag.h"
 #include "fdutil.h"
+#include "lockdown.h"
 #include "userns_why.h"
 
 #ifndef PROC_SUPER_MAGIC
@@ -111,29 +112,19 @@ static long read_long(const char *path)
 	return errno || end == buf ? -1 : v;
 }
 
-static int seccomp_filtered(void)
-{
-	char buf[4096];
-	const char *s;
-	if (read_small_file("/proc/self/status", buf, sizeof buf) < 0)
-		return 0;
-	s = strstr(buf, "\nSeccomp:");
-	return s && strtol(s + 9, NULL, 10) == 2;
-}
-
 void userns_why(int err, struct userns_why *w)
 {
 	struct statfs sf;
 	struct userns_facts f = {.err = err, .chrooted = -1, .chroot_how = "", .max_userns = -1,
 				 .userns_clone = -1, .aa_restrict = -1, .euid = geteuid()};
 	f.proc = statfs("/proc", &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+	f.seccomp = seccomp_installed();
 	if (f.proc) {
 		f.chrooted = chrooted(&f.chroot_how);
 		f.ns_user = access("/proc/self/ns/user", F_OK) == 0;
 		f.max_userns = read_long("/proc/sys/user/max_user_namespaces");
 		f.userns_clone = read_long("/proc/sys/kernel/unprivileged_userns_clone");
 		f.aa_restrict = read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
-		f.seccomp = seccomp_filtered();
 	}
 	userns_why_decide(&f, w);
 }
@@ -207,8 +198,8 @@ void userns_why_decide(const struct userns_facts *f, struct userns_why *w)
 	}
 	if (f->seccomp && f->err == EPERM) {
 		set(w, "run kern where no seccomp filter denies unshare(CLONE_NEWUSER) (a container's "
-		    "seccomp profile that allows it)", "kern runs under a seccomp filter (Seccomp: 2 in "
-		    "/proc/self/status), as in a container, which may deny it");
+		    "seccomp profile that allows it)", "kern runs under a seccomp filter, as in a "
+		    "container, which may deny it");
 		return;
 	}
 	set(w, "look for an LSM or container policy denying unshare(CLONE_NEWUSER) (dmesg), or run "

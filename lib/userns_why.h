@@ -17,7 +17,7 @@ struct userns_facts {
 	long max_userns;	/* user.max_user_namespaces, -1 unreadable */
 	long userns_clone;	/* kernel.unprivileged_userns_clone, -1 absent */
 	long aa_restrict;	/* kernel.apparmor_restrict_unprivileged_userns, -1 absent */
-	int seccomp;		/* a seccomp filter is installed (Seccomp: 2) */
+	int seccomp;		/* a seccomp filter is installed */
 	uid_t euid;
 };
 
