@@ -64,7 +64,7 @@ build_deps="make gcc pkgconf libc6-dev libseccomp-dev libcap-dev libarchive-dev 
  python3-installer"
 # python3-matplotlib and python3-pandas: the rich-result tests of the Python
 # package run them on the host image. GNU parallel: bats --jobs (tests/run
-# runs two bats files at a time with it).
+# runs two bats files at a time with it when KERN_BATS_JOBS=2).
 test_deps="bats mandoc cppcheck clang-tidy clang libclang-rt-14-dev python3 python3-pytest umoci zstd
  docker-registry skopeo debootstrap busybox-static iproute2 openssl curl bubblewrap procps
  python3-matplotlib python3-pandas parallel"
