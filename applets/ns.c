@@ -35,7 +35,16 @@ static const char usage[] =
 	"/etc/subuid row, else 2130706432), which this process, the supervisor to\n"
 	"be, must not become. kern-ns then creates nothing: it passes the\n"
 	"namespaces on in KERN_NS_DEFER, and kern-wait clones PID 1 into them,\n"
-	"writes its maps and idmaps its binds from outside, as kern box does.\n";
+	"writes its maps and idmaps its binds from outside, as kern box does.\n"
+	"NEXT must then be kern-wait (exit 125 otherwise: nothing would be boxed).\n";
+
+/* NEXT is kern-wait: `kern-wait ...` or `kern wait ...`, by any path. */
+static int next_is_wait(char **next)
+{
+	const char *slash = strrchr(next[0], '/');
+	const char *base = slash ? slash + 1 : next[0];
+	return !strcmp(base, "kern-wait") || (!strcmp(base, "kern") && next[1] && !strcmp(next[1], "wait"));
+}
 
 static int ns_main(int argc, char **argv)
 {
@@ -64,6 +73,15 @@ static int ns_main(int argc, char **argv)
 		}
 	}
 	if (ns_shifted(&cfg)) {
+		/* Deferred namespaces exist only if kern-wait comes next: any
+		 * other NEXT would run on the host's namespaces. Fail closed. */
+		if (!next_is_wait(argv + next)) {
+			setup_failed("kern-ns: as root, box root is a subordinate id and the box's namespaces "
+				     "are made by kern-wait, which must come next (not '%.64s'); "
+				     "--map-host-root has kern-ns make them itself",
+				     argv[next]);
+			return EXIT_SETUP;
+		}
 		char v[64];
 		snprintf(v, sizeof v, "%d,%d,%d,%d", cfg.net_host, cfg.range, cfg.range_explicit,
 			 egress_fd);

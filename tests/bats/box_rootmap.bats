@@ -324,6 +324,22 @@ cp /usr/bin/id /share/x; chmod 4755 /share/x; echo "chmod $?"')
 	[ "$(echo "$output" | tr -s ' ')" = " 0 0 1" ]
 }
 
+@test "root's kern-ns with anything but kern-wait next refuses (125) instead of running it unboxed" {
+	require_root
+	# kern-ns defers root's namespaces to kern-wait; another NEXT would run
+	# in the host's namespaces, as host root.
+	run --separate-stderr "$KERN" ns -- sh -c 'echo ran; head -1 /proc/self/uid_map'
+	assert_status 125
+	[ -z "$output" ]
+	[[ $stderr == "kern: sandbox setup failed: kern-ns: as root, box root is a subordinate id and the box's namespaces are made by kern-wait, which must come next (not 'sh'); --map-host-root has kern-ns make them itself" ]]
+	# With --map-host-root kern-ns makes them: the command runs in a user
+	# namespace mapping box root to host root.
+	run "$KERN" ns --map-host-root -- sh -c 'head -1 /proc/self/uid_map'
+	assert_status 0
+	[ "$(echo "$output" | tr -s ' ')" = " 0 0 1" ]
+	[ "$(readlink /proc/self/ns/user)" != "$("$KERN" ns --map-host-root -- readlink /proc/self/ns/user)" ]
+}
+
 @test "kern doctor says who box root is [rootless]" {
 	run "$KERN" doctor
 	if is_root; then
