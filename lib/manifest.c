@@ -4,6 +4,7 @@
 
 #include "json.h"
 #include "manifest.h"
+#include "strv.h"
 
 #define STR_MAX 65536		/* one Env entry, Cmd element, WorkingDir ... */
 #define ARRAY_MAX 4096		/* elements of Env, Cmd, Entrypoint, ExposedPorts */
@@ -261,6 +262,7 @@ int config_parse(const char *body, size_t len, struct image_meta *meta, char *wh
 			 "WorkingDir", why, wlen) < 0 ||
 	    string_field(&j, c < 0 ? -1 : json_get(&j, c, "User"), &meta->user, "User", why, wlen) < 0)
 		goto bad;
+	env_drop_bare(meta->env);
 	int ports = c < 0 ? -1 : json_get(&j, c, "ExposedPorts");
 	if (json_is_object(&j, ports) && j.tok[ports].size <= ARRAY_MAX) {
 		meta->expose = calloc((size_t)j.tok[ports].size + 1, sizeof(char *));

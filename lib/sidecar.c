@@ -4,6 +4,7 @@
 
 #include "json.h"
 #include "sidecar.h"
+#include "strv.h"
 
 struct out {
 	char *p;
@@ -207,7 +208,11 @@ int sidecar_parse(const char *buf, size_t len, struct image_config *cfg)
 			if (bad)
 				goto out;
 		} else if (strcmp(key, "env") == 0) {
-			if (push(&cfg->env, &nenv, v) < 0) {
+			/* A damaged cache entry may hold a bare NAME: dropped as
+			 * config_parse drops it. */
+			if (!env_is_assignment(v)) {
+				free(v);
+			} else if (push(&cfg->env, &nenv, v) < 0) {
 				free(v);
 				goto out;
 			}

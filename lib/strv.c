@@ -45,3 +45,27 @@ int env_put(struct strv *env, const char *kv)
 	}
 	return strv_push(env, kv);
 }
+
+int env_is_assignment(const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	return eq && eq != kv;
+}
+
+/* An image's Env is NAME=VALUE by the OCI image spec; a bare NAME would
+ * make env_put replace that name's value with an entry that sets nothing. */
+size_t env_drop_bare(char **vec)
+{
+	size_t out = 0, dropped = 0;
+	for (size_t i = 0; vec && vec[i]; i++) {
+		if (!env_is_assignment(vec[i])) {
+			free(vec[i]);
+			dropped++;
+			continue;
+		}
+		vec[out++] = vec[i];
+	}
+	if (vec)
+		vec[out] = NULL;
+	return dropped;
+}

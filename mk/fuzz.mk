@@ -20,7 +20,7 @@ FUZZ_ALL := pull_json pull_ref pull_wwwauth fuzz_member_path fuzz_layer egress_h
 
 # The lib/ sources (and libraries) each target links.
 FUZZ_PULL_LIB   := lib/json.c lib/manifest.c lib/sidecar.c lib/digest.c lib/sha256_x86.c \
-		   lib/imageref.c lib/cachekey.c lib/wwwauth.c
+		   lib/imageref.c lib/cachekey.c lib/wwwauth.c lib/strv.c
 FUZZ_UNPACK_LIB := lib/layer_stage.c lib/layer_commit.c lib/layer_codec.c lib/layer_pump.c \
 		   lib/tar_scan.c lib/digest.c lib/sha256_x86.c lib/member_path.c lib/dirmap.c \
 		   lib/tree.c lib/path.c

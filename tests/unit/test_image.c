@@ -160,6 +160,29 @@ TEST(sidecar_round_trip_and_escapes)
 	CHECK(sidecar_parse("fmt\t2\n", 6, &c) < 0);
 }
 
+/* A bare NAME in an image's Env (or a damaged sidecar's env list) set
+ * nothing and, through env_put, replaced the name's value (found by the
+ * image_config fuzz target); both parsers drop it. */
+TEST(image_env_drops_bare_names)
+{
+	static const char cfgjson[] = "{\"config\":{\"Env\":[\"A=0\",\"A\",\"=x\",\"B=1\",\"\"]},"
+				       "\"rootfs\":{\"diff_ids\":[]}}";
+	struct image_meta m;
+	char why[256];
+	CHECK(config_parse(cfgjson, sizeof cfgjson - 1, &m, why, sizeof why) == 0);
+	CHECK_STR(m.env[0], "A=0");
+	CHECK_STR(m.env[1], "B=1");
+	CHECK(m.env[2] == NULL);
+	image_meta_free(&m);
+	static const char sc[] = "fmt\t3\ndigest\tsha256:00\nenv\tA=0\tx\nenv\tA\nenv\t=y\nenv\tC=2\n";
+	struct image_config c;
+	CHECK(sidecar_parse(sc, sizeof sc - 1, &c) == 0);
+	CHECK_STR(c.env[0], "A=0\tx");
+	CHECK_STR(c.env[1], "C=2");
+	CHECK(c.env[2] == NULL);
+	image_config_free(&c);
+}
+
 TEST(manifest_and_index)
 {
 	static const char man[] = "{\"schemaVersion\":2,\"mediaType\":\"" MT_OCI_MANIFEST "\","
