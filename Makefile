@@ -3,7 +3,7 @@
 # `make check` runs every test, `make install` installs binary, applet links
 # and man pages.
 
-VERSION   := $(shell sed -n 's/.*KERN_VERSION "\(.*\)"/\1/p' lib/version.h)
+VERSION   := $(shell sed -n 's/.*KERN_VERSION "\(.*\)"/\1/p' lib/base/version.h)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 BINDIR    := $(PREFIX)/bin
@@ -27,8 +27,10 @@ DYN_LDFLAGS := -pie -Wl,-z,relro,-z,now
 # (mk/lazylib.mk): opened on first use here, linked in the static build.
 LIBS      := -lcap -lmbedcrypto
 
-LIB_SRCS    := $(sort $(wildcard lib/*.c))
-APPLET_SRCS := $(sort $(wildcard applets/*.c))
+# Sources by folder (ARCHITECTURE.md): lib/<subsystem>/*.c, the dispatcher
+# applets/kern.c, the chain steps and the commands.
+LIB_SRCS    := $(sort $(wildcard lib/*/*.c))
+APPLET_SRCS := applets/kern.c $(sort $(wildcard applets/steps/*.c applets/commands/*.c))
 OBJS        := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS) $(APPLET_SRCS))
 LIB_OBJS    := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 UNIT_SRCS   := $(sort $(wildcard tests/unit/*.c))

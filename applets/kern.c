@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "applet.h"
-#include "diag.h"
-#include "proctitle.h"
-#include "version.h"
+#include "base/applet.h"
+#include "base/diag.h"
+#include "base/proctitle.h"
+#include "base/version.h"
 
 static const char usage[] =
 	"usage: kern COMMAND [ARGS...]\n"

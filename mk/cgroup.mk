@@ -1,5 +1,5 @@
 # The cgroup module's test helpers: cg-run (a minimal supervisor driving
-# lib/cgroup.h as kern-wait does) and cg-hog (memory, tmpfs, fork and cpu
+# lib/cgroup/cgroup.h as kern-wait does) and cg-hog (memory, tmpfs, fork and cpu
 # workloads). Built with `all` so tests/run copies them with build/.
 CG_HELPERS := $(B)/helpers/cg-run $(B)/helpers/cg-hog
 

@@ -19,24 +19,25 @@ FUZZ_ALL := pull_json pull_ref pull_wwwauth fuzz_member_path fuzz_layer egress_h
 	    cli image_config box_record
 
 # The lib/ sources (and libraries) each target links.
-FUZZ_PULL_LIB   := lib/json.c lib/manifest.c lib/sidecar.c lib/digest.c lib/sha256_x86.c \
-		   lib/imageref.c lib/cachekey.c lib/wwwauth.c lib/strv.c
-FUZZ_UNPACK_LIB := lib/layer_stage.c lib/layer_commit.c lib/layer_codec.c lib/layer_pump.c \
-		   lib/tar_scan.c lib/digest.c lib/sha256_x86.c lib/member_path.c lib/dirmap.c \
-		   lib/tree.c lib/path.c
+FUZZ_PULL_LIB   := lib/base/json.c lib/oci/manifest.c lib/image/sidecar.c lib/oci/digest.c \
+		   lib/oci/sha256_x86.c lib/oci/ref.c lib/image/cachekey.c lib/oci/wwwauth.c lib/base/strv.c
+FUZZ_UNPACK_LIB := $(sort $(wildcard lib/layer/*.c)) lib/oci/digest.c lib/oci/sha256_x86.c \
+		   lib/base/tree.c lib/base/path.c
 fuzz_src_pull_json        := $(FUZZ_PULL_LIB)
 fuzz_src_pull_ref         := $(FUZZ_PULL_LIB)
 fuzz_src_pull_wwwauth     := $(FUZZ_PULL_LIB)
 fuzz_src_fuzz_member_path := $(FUZZ_UNPACK_LIB)
 fuzz_src_fuzz_layer       := $(FUZZ_UNPACK_LIB)
-fuzz_src_egress_head      := lib/egress_head.c lib/egress_match.c
-fuzz_src_toml             := lib/toml.c
+fuzz_src_egress_head      := lib/egress/head.c lib/egress/match.c
+fuzz_src_toml             := lib/base/toml.c
 fuzz_src_seccomp_bpf      := tests/unit/bpf_interp.c
-fuzz_src_cli              := lib/mountspec.c lib/parse.c lib/path.c lib/ulimit.c lib/users.c \
-			     lib/envfile.c lib/strv.c lib/fdutil.c
-fuzz_src_image_config     := lib/manifest.c lib/json.c lib/sidecar.c lib/digest.c lib/sha256_x86.c \
-			     lib/strv.c lib/envfile.c lib/fdutil.c lib/users.c lib/path.c lib/parse.c
-fuzz_src_box_record       := lib/registry.c lib/registry_dirs.c lib/diag.c lib/xdg.c lib/env.c lib/parse.c
+fuzz_src_cli              := lib/box/mountspec.c lib/base/parse.c lib/base/path.c lib/lockdown/ulimit.c \
+			     lib/box/users.c lib/box/envfile.c lib/base/strv.c lib/base/fdutil.c
+fuzz_src_image_config     := lib/oci/manifest.c lib/base/json.c lib/image/sidecar.c lib/oci/digest.c \
+			     lib/oci/sha256_x86.c lib/base/strv.c lib/box/envfile.c lib/base/fdutil.c \
+			     lib/box/users.c lib/base/path.c lib/base/parse.c
+fuzz_src_box_record       := lib/state/records.c lib/state/runtime_dirs.c lib/base/diag.c lib/base/xdg.c \
+			     lib/base/env.c lib/base/parse.c
 fuzz_dep_seccomp_bpf       := $(B)/gen/seccomp_bpf.h
 fuzz_libs_pull_json        := -lmbedcrypto
 fuzz_libs_pull_ref         := -lmbedcrypto
@@ -62,7 +63,7 @@ FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS    := $(addprefix $(B)/fuzz/,$(FUZZ_ALL))
 
 define fuzz_target
-$(B)/fuzz/$(1): tests/fuzz/$(1).c $(fuzz_src_$(1)) $(wildcard lib/*.h) $(fuzz_dep_$(1))
+$(B)/fuzz/$(1): tests/fuzz/$(1).c $(fuzz_src_$(1)) $(wildcard lib/*/*.h) $(fuzz_dep_$(1))
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $$@ $$< $(fuzz_src_$(1)) $(fuzz_libs_$(1))
 endef

@@ -1,6 +1,6 @@
 # libcurl and libarchive: only pull, load and unpack use them. The dynamic
-# build does not link them: lib/lazy_curl.c and lib/lazy_archive.c open
-# them with dlopen on the first call (lib/lazylib.h), so a box start does
+# build does not link them: lib/lazy/curl.c and lib/lazy/archive.c open
+# them with dlopen on the first call (lib/lazy/lazylib.h), so a box start does
 # not pay for the loader resolving them and their forty-odd dependencies
 # (issue 16). The static build links them as usual (mk/static.mk).
 LAZY_LIBS := -lcurl -larchive

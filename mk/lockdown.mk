@@ -53,15 +53,15 @@ $(B)/helpers/lockdown-run: tests/helpers/lockdown-run.c $(LIB_OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DYN_CFLAGS) $(DYN_LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
 
 # The same driver with a deliberate exec of /bin/true before the filter
-# (KERN_SC12_CANARY in lib/lockdown.c): the SC-12 guard must catch it.
-$(B)/helpers/obj/lockdown-canary.o: lib/lockdown.c $(GEN_HEADERS)
+# (KERN_SC12_CANARY in lib/lockdown/lockdown.c): the SC-12 guard must catch it.
+$(B)/helpers/obj/lockdown-canary.o: lib/lockdown/lockdown.c $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -DKERN_SC12_CANARY $(CFLAGS) $(DYN_CFLAGS) -c -o $@ $<
-$(B)/helpers/lockdown-run-canary: tests/helpers/lockdown-run.c $(B)/helpers/obj/lockdown-canary.o $(filter-out $(B)/obj/lib/lockdown.o,$(LIB_OBJS))
+$(B)/helpers/lockdown-run-canary: tests/helpers/lockdown-run.c $(B)/helpers/obj/lockdown-canary.o $(filter-out $(B)/obj/lib/lockdown/lockdown.o,$(LIB_OBJS))
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DYN_CFLAGS) $(DYN_LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LIBS)
 
 # kern itself with the canary: the guard must catch it in a real box.
-$(B)/helpers/kern-canary: $(B)/helpers/obj/lockdown-canary.o $(filter-out $(B)/obj/lib/lockdown.o,$(OBJS))
+$(B)/helpers/kern-canary: $(B)/helpers/obj/lockdown-canary.o $(filter-out $(B)/obj/lib/lockdown/lockdown.o,$(OBJS))
 	$(CC) $(CFLAGS) $(DYN_CFLAGS) $(DYN_LDFLAGS) -o $@ $^ $(LIBS)
 
 LOCKDOWN_HELPERS := $(LOCKDOWN_PROBES) $(B)/helpers/exec-guard $(B)/helpers/lockdown-run \

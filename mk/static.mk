@@ -1,5 +1,5 @@
 # The static release build: `make static` links build/kern-static, ONE
-# fully static, stripped binary, from the same lib/*.c and applets/*.c as
+# fully static, stripped binary, from the same lib/*/*.c and applets/ as
 # the dynamic build, against musl (Debian's musl-dev, through musl-gcc)
 # and libraries built here from Debian's SOURCE packages, each at the
 # version of its installed -dev package and with Debian's patches, each
@@ -27,7 +27,7 @@
 # Remove a directory to rebuild it; builds log to <package>-<version>.log
 # beside it.
 #
-# Other fragments: new lib/*.c and applets/*.c files are linked
+# Other fragments: new lib/*/*.c and applets/ files are linked
 # automatically; every library in LIBS, LAZY_LIBS (which the dynamic
 # build opens on first use: mk/lazylib.mk) and STATIC_LIBS must be one of
 # the libraries above (musl-gcc never sees Debian's glibc libraries), linked

@@ -51,7 +51,7 @@ static inline const char *sigabbrev_np(int sig)
 	return abbrev[sig];
 }
 
-/* lib/egress.c limits glibc's malloc to one arena for its resolver
+/* lib/egress/egress.c limits glibc's malloc to one arena for its resolver
  * threads; musl's malloc has no per-thread arenas, so there is nothing to
  * tune and no mallopt(). */
 #ifndef M_ARENA_MAX

@@ -98,7 +98,7 @@ wait_gone() {
 	done
 }
 
-# The lockdown of main is a placeholder until lib/lockdown.c lands: the
+# The lockdown of main is a placeholder until lib/lockdown/lockdown.c lands: the
 # tests that check capabilities, users and seccomp modes through kern
 # exec say so instead of passing or failing on a stand-in.
 require_lockdown() {

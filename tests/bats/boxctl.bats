@@ -504,7 +504,7 @@ procs_until() {
 	assert_status 1
 }
 
-# ---- the box's recorded lockdown (needs lib/lockdown.c) ----
+# ---- the box's recorded lockdown (needs lib/lockdown/lockdown.c) ----
 
 @test "CAP-5: kern exec into a --cap-drop ALL box has CapEff 0 (the recorded set, not the baseline) [rootless]" {
 	require_lockdown

@@ -3,7 +3,7 @@
 # §2.7 steps 29-32 in real boxes: capability sets, the user switch,
 # no_new_privs, setuid binaries, mknod, --ulimit, --apparmor,
 # --security-profile untrusted. A few unit-level cases use the host-side
-# driver (lib/lockdown.c alone).
+# driver (lib/lockdown/lockdown.c alone).
 load helper
 load lockdown
 

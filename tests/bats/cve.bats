@@ -18,7 +18,7 @@
 #     private, metadata, mapped addresses) and EG-3 (IP literals in every
 #     spelling); what those leave out is below.
 #   crun CVE-2026-88264/88265 (stdio through a symlink): a detached box's
-#     log is tested below; the -t pty (issue 17, C1's lib/pty.c) is opened
+#     log is tested below; the -t pty (issue 17, C1's lib/box/pty.c) is opened
 #     from a devpts proved by its filesystem type, its peer by TIOCGPTPEER,
 #     never by a path in the box (terminal.bats).
 load helper

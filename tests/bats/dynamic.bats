@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The dynamic build (`make`, build/kern) starts like the static one
 # (issue 16): libcurl and libarchive, which only pull, load and unpack
-# use, are opened on first use (lib/lazylib.h), never by the loader at
+# use, are opened on first use (lib/lazy/lazylib.h), never by the loader at
 # start. pull.bats checks that a pull with this build opens them and works.
 load helper
 

@@ -2,7 +2,7 @@
 # boxes (`kern box NAME --image host`, the probes of tests/helpers bound
 # read-only at /kt). Controls run the same probe in a plain user namespace
 # without the lockdown; a few unit-level tests use the host-side driver
-# build/helpers/lockdown-run (lib/lockdown.c alone, then exec).
+# build/helpers/lockdown-run (lib/lockdown/lockdown.c alone, then exec).
 
 HELPERS=$TREE/build/helpers
 LOCKRUN=$HELPERS/lockdown-run

@@ -198,7 +198,7 @@ print(out[0], r, subprocess.run(["true"]).returncode)'
 }
 
 @test "SC-12: the guard catches an exec of non-kern code placed before the filter install in PID 1 [rootless]" {
-	# kern-canary is kern built with KERN_SC12_CANARY in lib/lockdown.c: PID 1
+	# kern-canary is kern built with KERN_SC12_CANARY in lib/lockdown/lockdown.c: PID 1
 	# runs /bin/true after the capability drop, before no_new_privs+filter.
 	run "$HELPERS/exec-guard" --box-only "$HELPERS/kern-canary" -- "$HELPERS/kern-canary" box "sc12c-$$" --image host -q -- true
 	assert_status 99

@@ -1,4 +1,4 @@
-/* The box record reader (lib/registry.c registry_load, box-cli.md §7.1):
+/* The box record reader (lib/state/records.c registry_load, box-cli.md §7.1):
  * `kern ps`, `kern exec` and `kern stop` read <runtime>/instances/<name>
  * back, and `kern exec` takes the environment, working directory, user,
  * caps, seccomp mode and ulimits it applies from it. The input is the
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "registry.h"
+#include "state/records.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

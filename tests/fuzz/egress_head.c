@@ -13,8 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "egress_head.h"
-#include "egress_match.h"
+#include "egress/head.h"
+#include "egress/match.h"
 
 static char *const allow[] = {"pypi.org", ".example.com.", "a-b.c0", "x.y"};
 #define NALLOW 4
@@ -172,7 +172,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail("parsed request has a bad port or host length", r.host);
 	if (!r.bracketed && !contains(data, end, r.host))
 		fail("parsed host is not in the head", r.host);
-	/* The proxy's decision (egress_proxy.c head_complete). */
+	/* The proxy's decision (egress/proxy.c head_complete). */
 	int allowed = (r.port == 80 || r.port == 443) && !r.bracketed &&
 		      egress_host_allowed(r.host, allow, NALLOW);
 	if (allowed && !reference_allows(r.host))

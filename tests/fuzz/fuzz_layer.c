@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tree.h"
-#include "unpack.h"
+#include "base/tree.h"
+#include "layer/unpack.h"
 
 static const struct unpack_limits limits = {1 << 20, 4 << 20, 2000};
 static const char SEP[] = "\n--KERN-LAYER--\n";

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "member_path.h"
+#include "layer/member_path.h"
 
 /* Resolve p (len bytes) against a root the way the kernel would, with no
  * symlinks: returns 0 and the canonical path when it never climbs above

@@ -1,8 +1,8 @@
 /* FZ-1 and FZ-5 (security-tests.md §11), the image config's way into a
- * box: an image config blob (lib/manifest.c config_parse), its `.image`
- * sidecar (lib/sidecar.c, box-cli.md §10), the environment kern builds
- * from it (lib/strv.c env_put over the defaults) and its User resolved in
- * the image's own /etc/passwd and /etc/group (lib/users.c). The input is
+ * box: an image config blob (lib/oci/manifest.c config_parse), its `.image`
+ * sidecar (lib/image/sidecar.c, box-cli.md §10), the environment kern builds
+ * from it (lib/base/strv.c env_put over the defaults) and its User resolved in
+ * the image's own /etc/passwd and /etc/group (lib/box/users.c). The input is
  * up to three parts split by "\n--KERN-PART--\n": the config JSON, then
  * /etc/passwd, then /etc/group of the image; the whole input is also
  * read as a sidecar, which the cache could hold damaged.
@@ -20,12 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "envfile.h"
-#include "lockdown.h"
-#include "manifest.h"
-#include "sidecar.h"
-#include "strv.h"
-#include "users.h"
+#include "box/envfile.h"
+#include "lockdown/lockdown.h"
+#include "oci/manifest.h"
+#include "image/sidecar.h"
+#include "base/strv.h"
+#include "box/users.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -76,7 +76,7 @@ static void check_round_trip(const struct image_meta *m, const char *what)
 	free(sc);
 }
 
-/* kern box's order (applets/box.c build_env): defaults, then the image. */
+/* kern box's order (applets/commands/box.c build_env): defaults, then the image. */
 static void check_env(char **image_env)
 {
 	struct strv env = {0};

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "manifest.h"
-#include "sidecar.h"
+#include "base/json.h"
+#include "oci/manifest.h"
+#include "image/sidecar.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

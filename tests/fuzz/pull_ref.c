@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cachekey.h"
-#include "imageref.h"
+#include "image/cachekey.h"
+#include "oci/ref.h"
 
 static void sanitise(const char *s, char *out)
 {

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "imageref.h"
-#include "wwwauth.h"
+#include "oci/ref.h"
+#include "oci/wwwauth.h"
 
 /* Reference: scheme http(s)://, authority up to / ? #, userinfo to the
  * last '@', then a [v6] literal or the text before ':', lowercased. */

@@ -1,4 +1,4 @@
-/* FZ-5 (security-tests.md §11), kern.toml part: lib/toml.c on arbitrary
+/* FZ-5 (security-tests.md §11), kern.toml part: lib/base/toml.c on arbitrary
  * bytes. Property: it never crashes or over-reads (ASan, UBSan), and what
  * it accepts round-trips: written back out canonically and parsed again,
  * the document is the same. Build: make fuzz. */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "toml.h"
+#include "base/toml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -134,7 +134,7 @@ hostile_stop() {
 	return 0
 }
 
-# Until the layer extractor (lib/unpack.h) is linked in, kern fails every
+# Until the layer extractor (lib/layer/unpack.h) is linked in, kern fails every
 # layer closed; tests that need a rootfs skip with that reason.
 probe_extractor() {
 	local out
@@ -146,7 +146,7 @@ probe_extractor() {
 }
 
 require_extractor() {
-	[ "${HAVE_EXTRACTOR:-yes}" = yes ] || skip "layer extraction (lib/unpack.h, the unpack branch) is not in this build"
+	[ "${HAVE_EXTRACTOR:-yes}" = yes ] || skip "layer extraction (lib/layer/unpack.h, the unpack branch) is not in this build"
 }
 
 # tls_material DIR: a throw-away CA and a certificate for registry.test

@@ -1,4 +1,4 @@
-/* lockdown-run: test-only driver for lib/lockdown.c on the host, without a
+/* lockdown-run: test-only driver for lib/lockdown/lockdown.c on the host, without a
  * box. Applies the lockdown its options describe with lockdown_apply(),
  * then execs CMD, like the end of kern-seccomp:
  *
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "diag.h"
-#include "lockdown.h"
+#include "base/diag.h"
+#include "lockdown/lockdown.h"
 
 static int usage(const char *why)
 {

@@ -13,9 +13,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "cg_box.h"
-#include "cg_io.h"
-#include "cg_layout.h"
+#include "cgroup/box.h"
+#include "cgroup/io.h"
+#include "cgroup/layout.h"
 #include "unit.h"
 
 #define FIX "tests/unit/fixtures/cgroup/"

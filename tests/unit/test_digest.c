@@ -1,14 +1,14 @@
-/* sha256 (lib/digest.c): FIPS 180-4 example vectors, and the same sums
+/* sha256 (lib/oci/digest.c): FIPS 180-4 example vectors, and the same sums
  * whatever the chunking, against mbedtls's own one-shot C compression
  * (sha256_feed hands whole blocks to the SHA instructions where the CPU
- * has them, lib/sha256_x86.c). */
+ * has them, lib/oci/sha256_x86.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include <mbedtls/sha256.h>
 
-#include "digest.h"
-#include "sha256_x86.h"
+#include "oci/digest.h"
+#include "oci/sha256_x86.h"
 #include "unit.h"
 
 static void hex_sum(const unsigned char sum[32], char out[65])

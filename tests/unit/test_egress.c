@@ -4,10 +4,10 @@
 #include <netinet/in.h>
 #include <stdint.h>
 
-#include "egress.h"
-#include "egress_guard.h"
-#include "egress_head.h"
-#include "egress_match.h"
+#include "egress/egress.h"
+#include "egress/guard.h"
+#include "egress/head.h"
+#include "egress/match.h"
 #include "unit.h"
 
 TEST(egress_domain_grammar)

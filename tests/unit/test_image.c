@@ -1,13 +1,13 @@
 #include <stdlib.h>
 
-#include "cachekey.h"
-#include "image.h"
-#include "json.h"
-#include "imageref.h"
-#include "manifest.h"
-#include "sidecar.h"
+#include "image/cachekey.h"
+#include "image/image.h"
+#include "base/json.h"
+#include "oci/ref.h"
+#include "oci/manifest.h"
+#include "image/sidecar.h"
 #include "unit.h"
-#include "wwwauth.h"
+#include "oci/wwwauth.h"
 
 /* CLI-14: the seven reference vectors of box-cli.md §10. */
 TEST(cache_key_vectors)

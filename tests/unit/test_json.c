@@ -1,6 +1,6 @@
 #include <stdlib.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "unit.h"
 
 static int parse(struct json *j, const char *s, const char **why)

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lockdown.h"
+#include "lockdown/lockdown.h"
 #include "unit.h"
 
 static int popcount(uint64_t v)

@@ -1,4 +1,4 @@
-/* lib/profiles.c and lib/vgpio.c: kern.toml lookup, vcpu/vdisk/vgpio
+/* lib/box/profiles.c and lib/box/vgpio.c: kern.toml lookup, vcpu/vdisk/vgpio
  * resolution, the device refusals of box-cli.md §2.3 on this host's real
  * device nodes, and the error lines. */
 #include <fcntl.h>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "profiles.h"
+#include "box/profiles.h"
 #include "unit.h"
 
 static char dir[64], errout[4096];

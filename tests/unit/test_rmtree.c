@@ -1,4 +1,4 @@
-/* rmtree (lib/rmtree.c): removes a tree the box wrote, whatever its
+/* rmtree (lib/base/rmtree.c): removes a tree the box wrote, whatever its
  * modes, and never follows a symlink out of it. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rmtree.h"
+#include "base/rmtree.h"
 #include "unit.h"
 
 static void touch(const char *path)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "bpf_interp.h"
-#include "lockdown.h"
+#include "lockdown/lockdown.h"
 #include "seccomp_bpf.h"
 #include "unit.h"
 

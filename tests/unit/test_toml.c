@@ -1,8 +1,8 @@
-/* lib/toml.c: the kern.toml subset, and the exact position of every
+/* lib/base/toml.c: the kern.toml subset, and the exact position of every
  * refusal. */
 #include <stdlib.h>
 
-#include "toml.h"
+#include "base/toml.h"
 #include "unit.h"
 
 static char err[512];

@@ -3,11 +3,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "dirmap.h"
-#include "member_path.h"
-#include "tar_scan.h"
+#include "layer/dirmap.h"
+#include "layer/member_path.h"
+#include "layer/tar_scan.h"
 #include "unit.h"
-#include "unpack.h"
+#include "layer/unpack.h"
 
 static const char *clean(const char *in)
 {

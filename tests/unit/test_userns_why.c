@@ -1,10 +1,10 @@
-/* Which cause kern names when CLONE_NEWUSER is refused (lib/userns_why.c):
+/* Which cause kern names when CLONE_NEWUSER is refused (lib/box/userns_why.c):
  * the decision from observed facts, one case per cause and its order. */
 #include <errno.h>
 #include <string.h>
 
 #include "unit.h"
-#include "userns_why.h"
+#include "box/userns_why.h"
 
 /* A host where nothing restricts user namespaces, for uid euid. */
 static struct userns_facts clean(int err, uid_t euid)

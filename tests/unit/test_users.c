@@ -1,4 +1,4 @@
-/* --user in the image's own /etc/passwd and /etc/group (lib/users.c). */
+/* --user in the image's own /etc/passwd and /etc/group (lib/box/users.c). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tree.h"
+#include "base/tree.h"
 #include "unit.h"
-#include "users.h"
+#include "box/users.h"
 
 /* A root holding etc/passwd and etc/group with the given text. */
 static int make_root(char *dir, const char *passwd, const char *group)

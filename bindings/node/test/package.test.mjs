@@ -12,8 +12,8 @@ import * as esm from "../index.mjs";
 
 const NAMES = ["ExecutionResult", "FileInfo", "Kernel", "MountRefused", "Result", "Sandbox", "SandboxError", "SandboxFault", "runCode", "version", "withSandbox"];
 
-test("version is kern's (lib/version.h)", () => {
-	const h = readFileSync(path.join(TOP, "lib", "version.h"), "utf8");
+test("version is kern's (lib/base/version.h)", () => {
+	const h = readFileSync(path.join(TOP, "lib", "base", "version.h"), "utf8");
 	const v = /KERN_VERSION "([^"]+)"/.exec(h)[1];
 	assert.equal(kern.version, v);
 	assert.equal(JSON.parse(readFileSync(path.join(PKG, "package.json"), "utf8")).version, v);

@@ -1,4 +1,4 @@
-"""The package version is kern's version (lib/version.h), and the
+"""The package version is kern's version (lib/base/version.h), and the
 pyproject reads it from the package."""
 
 import re
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.any_user
 
 
 def test_version_matches_kern():
-    header = (TOP / "lib" / "version.h").read_text()
+    header = (TOP / "lib" / "base" / "version.h").read_text()
     kern_version = re.search(r'#define KERN_VERSION "([^"]+)"', header).group(1)
     assert kern_sandbox.__version__ == kern_version
 

@@ -1,0 +1,1552 @@
+/* kern box: run a command in a fresh, throw-away box.
+ *
+ * The launcher validates everything before any side effect, resolves the
+ * image and the command, claims the name, then runs the steps of the
+ * applet chain in this same process (kern-cg, kern-egress, kern-ns,
+ * kern-wait; PID 1 runs kern-fs and kern-seccomp) — `--plan` prints that
+ * chain, and running it by hand behaves the same. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/magic.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/applet.h"
+#include "box/box.h"
+#include "base/diag.h"
+#include "egress/egress.h"
+#include "base/env.h"
+#include "box/envfile.h"
+#include "base/fdutil.h"
+#include "image/image.h"
+#include "box/init.h"
+#include "base/json.h"
+#include "box/logcap.h"
+#include "box/mountspec.h"
+#include "box/ns.h"
+#include "base/parse.h"
+#include "base/path.h"
+#include "box/pid1sync.h"
+#include "box/profiles.h"
+#include "state/records.h"
+#include "box/report.h"
+#include "base/rmtree.h"
+#include "box/rootfs.h"
+#include "base/strv.h"
+#include "box/supervise.h"
+#include "base/testhook.h"
+#include "box/users.h"
+#include "base/xdg.h"
+
+static const char usage[] =
+	"usage: kern box NAME [flags] [profile tokens] [-- CMD [ARG...]]\n"
+	"\n"
+	"Run CMD in a fresh, throw-away box. NAME: [A-Za-z0-9][A-Za-z0-9_.-]*, 1-64 bytes.\n"
+	"\n"
+	"root:\n"
+	"  --image IMG            OCI image, or `host` (the host's system dirs, read-only)\n"
+	"  --rootfs DIR           a prepared root directory (overlay; writes discarded)\n"
+	"  --bind-rootfs          with --rootfs: bind DIR itself (writes land in DIR)\n"
+	"  --pull POLICY          missing (default) | never | always\n"
+	"  --platform OS/ARCH     image index selection (linux/amd64, arm64)\n"
+	"  --ro, --read-only      read-only root\n"
+	"  -v SRC:DST[:ro|:rw]    bind a host path (a missing SRC is created)\n"
+	"  --mount type=bind,src=S,dst=D[,ro]   bind; SRC must exist\n"
+	"  --tmpfs PATH[:SIZE]    fresh tmpfs (nosuid,nodev, mode 1777)\n"
+	"  -w, --workdir DIR      working directory (created if missing)\n"
+	"command and environment:\n"
+	"  --entrypoint STR       replace (or with \"\" clear) the image ENTRYPOINT\n"
+	"  -e, --env K=V          add to the box environment\n"
+	"  --env-file PATH        KEY=VALUE lines (also /proc/self/fd/N)\n"
+	"  -u, --user SPEC        uid, name, uid:gid or name:group, from the box's /etc\n"
+	"  --hostname NAME        box hostname (default: NAME)\n"
+	"isolation:\n"
+	"  --security-profile <untrusted>   seccomp allowlist, --cap-drop ALL, read-only root\n"
+	"  --cap-drop CAP         ALL or [CAP_]NAME (repeatable)\n"
+	"  --cap-add CAP          keep CAP, applied after --cap-drop (repeatable)\n"
+	"  --apparmor NAME        enter this loaded AppArmor profile (fails closed)\n"
+	"  --ulimit NAME=SOFT[:HARD]   setrlimit in the box (repeatable)\n"
+	"  --uid-range            map a subordinate uid/gid range (warns if unavailable)\n"
+	"  --no-uid-range         single-id map: box root = you\n"
+	"  --map-host-root        root only: box root is host root (by default it is a\n"
+	"                         subordinate id and binds are idmapped)\n"
+	"network:\n"
+	"  --net [host|none], --network host|none   host network, or only lo (default)\n"
+	"  --egress-allow D1,D2   only lo, plus an HTTP(S) proxy to these domains\n"
+	"resources:\n"
+	"  -m, --memory SIZE      memory cap (default 512m), swap 0, whole-box OOM kill\n"
+	"  --disk SIZE            cap of the writable root, a tmpfs charged to the memory\n"
+	"                         cap (default: half of it; 0 = the memory cap alone)\n"
+	"  --cpus C               CPU bandwidth cap (0.5, 2, ...)\n"
+	"  --pids-limit N         task cap (default 512)\n"
+	"  --require-limits       refuse to start unless memory and pids caps are enforced\n"
+	"  --allow-uncapped       silence the notices when caps cannot be placed\n"
+	"  --config PATH          kern.toml for vcpu:, vdisk:, vgpio: profile tokens\n"
+	"lifetime:\n"
+	"  --timeout N            SIGTERM at N seconds, SIGKILL 2 s later\n"
+	"  -d, --detach           run in the background; print NAME\n"
+	"  -t, --tty              a terminal of the box's own for CMD (job control),\n"
+	"                         relayed to yours; stdin must be a terminal\n"
+	"  --init                 accepted: kern's init is always PID 1\n"
+	"  --label K=V            stored with the box, shown by `kern ps --json`\n"
+	"output:\n"
+	"  -q, --quiet            no notes or warnings (KERN_QUIET=1)\n"
+	"  --show-config          print the resolved configuration and exit\n"
+	"  --plan                 print the equivalent applet chain and exit\n"
+	"\n"
+	"Exit status: the command's own; 128+N when killed by signal N; 125 when the\n"
+	"box could not be set up; 126/127 when CMD cannot be started; 1 for usage or\n"
+	"image errors before any box exists.\n";
+
+#define MAX_LIST 256
+
+struct box_args {
+	const char *name;
+	const char *image, *rootfs;
+	int bind_rootfs;
+	int read_only;
+	struct bind_spec binds[MAX_LIST];
+	int nbinds;
+	struct tmpfs_spec tmpfs[MAX_LIST];
+	int ntmpfs;
+	const char *workdir;
+	char *cap_drop[MAX_LIST], *cap_add[MAX_LIST];
+	int ncap_drop, ncap_add;
+	int uid_range;		/* 1 --uid-range, -1 --no-uid-range, 0 unset */
+	int map_host_root;
+	const char *user;
+	const char *entrypoint;
+	int entrypoint_set;
+	unsigned long long timeout;
+	struct cg_limits limits;
+	int cpus_set;
+	int untrusted;
+	const char *apparmor;
+	int net;		/* enum net_mode */
+	int net_flag;		/* --net/--network was given */
+	char *egress[MAX_LIST];
+	int negress;
+	const char *egress_raw;
+	char *egress_copy;
+	char *profile_tokens[MAX_LIST];
+	int nprofiles;
+	char *env_files[MAX_LIST];
+	int nenv_files;
+	char *env_kv[MAX_LIST];
+	int nenv_kv;
+	char *labels[RECORD_MAX_LABELS];
+	int nlabels;
+	struct ulimit_spec ulimits[LOCKDOWN_MAX_ULIMITS];
+	int nulimits;
+	char *ulimit_raw[LOCKDOWN_MAX_ULIMITS];
+	int show_config, plan, detach, quiet, tty;
+	int pull;
+	const char *platform;
+	char arch[16];
+	const char *hostname;
+	const char *config;
+	char **cmd;
+	int ncmd;
+	/* resolved by validate() */
+	int seccomp_mode;
+	uint64_t caps;
+	struct strv envfile_entries;	/* file contents, in order, never on argv */
+	struct profiles prof;
+	char hostname_buf[HOST_NAME_LEN + 1];
+	uint64_t disk;		/* --disk, or disk_default() of the memory cap */
+	int disk_given;
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fatal("box", fmt, arg);
+	return EXIT_CLI;
+}
+
+/* Flags that take a value; everything else is bare. */
+static const char *const valued[] = {
+	"--image", "-v", "--mount", "--workdir", "-w", "--cap-drop", "--cap-add", "--user", "-u",
+	"--entrypoint", "--timeout", "--memory", "-m", "--cpus", "--pids-limit", "--security-profile",
+	"--apparmor", "--network", "--egress-allow", "--tmpfs", "--env-file", "--env", "-e", "--label",
+	"--ulimit", "--rootfs", "--pull", "--platform", "--hostname", "--config", "--disk", NULL};
+static const char *const bare[] = {
+	"--ro", "--read-only", "--no-uid-range", "--uid-range", "--require-limits", "--net",
+	"--show-config", "-d", "--detach", "--init", "-q", "--quiet", "--allow-uncapped",
+	"--bind-rootfs", "--plan", "-t", "--tty", "--map-host-root", NULL};
+
+static int in_list(const char *const *list, const char *s)
+{
+	for (; *list; list++)
+		if (strcmp(*list, s) == 0)
+			return 1;
+	return 0;
+}
+
+static int add(char **list, int *n, char *v, const char *flag)
+{
+	if (*n >= MAX_LIST) {
+		fatal("box", "too many %s flags", flag);
+		return -1;
+	}
+	list[(*n)++] = v;
+	return 0;
+}
+
+static int apply_flag(struct box_args *a, const char *f, char *v)
+{
+	const char *why = NULL;
+	uint64_t u;
+	unsigned long long ull;
+
+	if (!strcmp(f, "--image")) {
+		a->image = v;
+	} else if (!strcmp(f, "-v") || !strcmp(f, "--mount")) {
+		if (a->nbinds >= MAX_LIST)
+			return usage_error("too many binds%s", "");
+		struct bind_spec *b = &a->binds[a->nbinds];
+		if ((f[1] == 'v' ? parse_volume(v, b, &why) : parse_mount(v, b, &why)) < 0 ||
+		    bind_check(b, &why) < 0) {
+			fatal("box", "bad %s '%s': %s", f, v, why);
+			return EXIT_CLI;
+		}
+		a->nbinds++;
+	} else if (!strcmp(f, "--workdir") || !strcmp(f, "-w")) {
+		if (!path_is_clean_abs(v))
+			return usage_error("--workdir must be an absolute path without '.' or '..': '%s'", v);
+		a->workdir = v;
+	} else if (!strcmp(f, "--cap-drop")) {
+		if (add(a->cap_drop, &a->ncap_drop, v, f) < 0)
+			return EXIT_CLI;
+	} else if (!strcmp(f, "--cap-add")) {
+		if (add(a->cap_add, &a->ncap_add, v, f) < 0)
+			return EXIT_CLI;
+	} else if (!strcmp(f, "--user") || !strcmp(f, "-u")) {
+		if (!*v || strchr(v, '\n'))
+			return usage_error("bad --user '%s'", v);
+		a->user = v;
+	} else if (!strcmp(f, "--entrypoint")) {
+		a->entrypoint = v;
+		a->entrypoint_set = 1;
+	} else if (!strcmp(f, "--timeout")) {
+		if (parse_seconds(v, &ull) < 0)
+			return usage_error("--timeout takes whole seconds >= 1, not '%s'", v);
+		a->timeout = ull;
+	} else if (!strcmp(f, "--memory") || !strcmp(f, "-m")) {
+		if (parse_size(v, 0, &u) < 0 || u < 4096)
+			return usage_error("bad --memory '%s' (bytes, or a number with b, k, m or g)", v);
+		a->limits.memory = u;
+		a->limits.memory_given = 1;
+	} else if (!strcmp(f, "--disk")) {
+		if (parse_size(v, 1, &u) < 0)
+			return usage_error("bad --disk '%s' (bytes, or a number with b, k, m, g or t; "
+					   "0 = only the memory cap)", v);
+		a->disk = u;
+		a->disk_given = 1;
+	} else if (!strcmp(f, "--cpus")) {
+		if (parse_cpus(v, &u) < 0)
+			return usage_error("--cpus takes a decimal > 0, not '%s'", v);
+		a->limits.cpu_micro = u;
+		a->cpus_set = 1;
+	} else if (!strcmp(f, "--pids-limit")) {
+		if (parse_u64(v, &ull) < 0 || ull < 1 || ull > 4194304)
+			return usage_error("--pids-limit takes an integer >= 1, not '%s'", v);
+		a->limits.pids = ull;
+		a->limits.pids_given = 1;
+	} else if (!strcmp(f, "--security-profile")) {
+		if (strcmp(v, "untrusted") != 0)
+			return usage_error("--security-profile takes only 'untrusted', not '%s'", v);
+		a->untrusted = 1;
+	} else if (!strcmp(f, "--apparmor")) {
+		size_t n = strlen(v);
+		int ok = n >= 1 && n <= 128;
+		for (size_t i = 0; ok && i < n; i++) {
+			char c = v[i];
+			int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+			ok = alnum || c == '_' || c == '.' || (i > 0 && c == '-');
+		}
+		if (!ok)
+			return usage_error("bad --apparmor profile name '%s'", v);
+		a->apparmor = v;
+	} else if (!strcmp(f, "--network") || !strcmp(f, "--net")) {
+		if (strcmp(v, "host") == 0)
+			a->net = NET_HOST;
+		else if (strcmp(v, "none") == 0)
+			a->net = NET_NONE;
+		else
+			return usage_error("--network takes host or none, not '%s'", v);
+		a->net_flag = 1;
+	} else if (!strcmp(f, "--egress-allow")) {
+		char *p, *d;
+		a->egress_raw = v;
+		/* The entries point into this copy, kept for the box's life. */
+		a->egress_copy = strdup(v);
+		if (!a->egress_copy)
+			return EXIT_CLI;
+		for (p = a->egress_copy; (d = strsep(&p, ","));) {
+			if (!egress_domain_valid(d))
+				return usage_error("bad --egress-allow entry '%s' (LDH labels of 1-63 "
+						   "characters, at least one dot, at most 253 in all)", d);
+			if (add(a->egress, &a->negress, d, f) < 0)
+				return EXIT_CLI;
+		}
+	} else if (!strcmp(f, "--tmpfs")) {
+		if (a->ntmpfs >= MAX_LIST)
+			return usage_error("too many --tmpfs%s", "");
+		if (parse_tmpfs(v, &a->tmpfs[a->ntmpfs], &why) < 0) {
+			fatal("box", "bad --tmpfs '%s': %s", v, why);
+			return EXIT_CLI;
+		}
+		a->ntmpfs++;
+	} else if (!strcmp(f, "--env-file")) {
+		if (add(a->env_files, &a->nenv_files, v, f) < 0)
+			return EXIT_CLI;
+	} else if (!strcmp(f, "--env") || !strcmp(f, "-e")) {
+		if (!strchr(v, '=') || v[0] == '=')
+			return usage_error("--env takes KEY=VALUE, not '%s'", v);
+		if (add(a->env_kv, &a->nenv_kv, v, f) < 0)
+			return EXIT_CLI;
+	} else if (!strcmp(f, "--label")) {
+		if (!strchr(v, '=') || v[0] == '=' || strchr(v, '\n'))
+			return usage_error("--label takes K=V with a non-empty K and no newline, not '%s'", v);
+		if (a->nlabels >= RECORD_MAX_LABELS)
+			return usage_error("too many labels%s", "");
+		a->labels[a->nlabels++] = v;
+	} else if (!strcmp(f, "--ulimit")) {
+		if (a->nulimits >= LOCKDOWN_MAX_ULIMITS)
+			return usage_error("too many --ulimit%s", "");
+		if (ulimit_parse(v, &a->ulimits[a->nulimits], &why) < 0) {
+			fatal("box", "bad --ulimit '%s': %s", v, why);
+			return EXIT_CLI;
+		}
+		a->ulimit_raw[a->nulimits++] = v;
+	} else if (!strcmp(f, "--rootfs")) {
+		if (v[0] != '/')
+			return usage_error("--rootfs must be an absolute path, not '%s'", v);
+		a->rootfs = v;
+	} else if (!strcmp(f, "--pull")) {
+		if (!strcmp(v, "missing"))
+			a->pull = PULL_MISSING;
+		else if (!strcmp(v, "never"))
+			a->pull = PULL_NEVER;
+		else if (!strcmp(v, "always"))
+			a->pull = PULL_ALWAYS;
+		else
+			return usage_error("--pull takes missing, never or always, not '%s'", v);
+	} else if (!strcmp(f, "--platform")) {
+		if (image_platform(v, a->arch, sizeof a->arch) < 0)
+			return usage_error("bad --platform '%s' (linux/amd64, linux/arm64, or an arch)", v);
+		a->platform = v;
+	} else if (!strcmp(f, "--hostname")) {
+		size_t n = strlen(v);
+		int ok = n >= 1;
+		for (size_t i = 0; ok && i < n; i++)
+			ok = (v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') ||
+			     (v[i] >= '0' && v[i] <= '9') || v[i] == '-' || v[i] == '.';
+		if (!ok)
+			return usage_error("bad --hostname '%s'", v);
+		a->hostname = v;
+	} else if (!strcmp(f, "--config")) {
+		a->config = v;
+	} else if (!strcmp(f, "--ro") || !strcmp(f, "--read-only")) {
+		a->read_only = 1;
+	} else if (!strcmp(f, "--no-uid-range")) {
+		a->uid_range = -1;
+	} else if (!strcmp(f, "--uid-range")) {
+		a->uid_range = 1;
+	} else if (!strcmp(f, "--map-host-root")) {
+		a->map_host_root = 1;
+	} else if (!strcmp(f, "--require-limits")) {
+		a->limits.require_limits = 1;
+	} else if (!strcmp(f, "--allow-uncapped")) {
+		a->limits.allow_uncapped = 1;
+	} else if (!strcmp(f, "--show-config")) {
+		a->show_config = 1;
+	} else if (!strcmp(f, "--plan")) {
+		a->plan = 1;
+	} else if (!strcmp(f, "-d") || !strcmp(f, "--detach")) {
+		a->detach = 1;
+	} else if (!strcmp(f, "-t") || !strcmp(f, "--tty")) {
+		a->tty = 1;
+	} else if (!strcmp(f, "--init")) {
+		/* kern's init is always PID 1 (isolation.md §1). */
+	} else if (!strcmp(f, "-q") || !strcmp(f, "--quiet")) {
+		a->quiet = 1;
+	} else if (!strcmp(f, "--bind-rootfs")) {
+		a->bind_rootfs = 1;
+	}
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct box_args *a)
+{
+	int i;
+	for (i = 1; i < argc; i++) {
+		char *t = argv[i];
+		if (strcmp(t, "--") == 0) {
+			a->cmd = argv + i + 1;
+			a->ncmd = argc - i - 1;
+			break;
+		}
+		if (t[0] == '-' && t[1]) {
+			char flag[64];
+			char *eq = t[1] == '-' ? strchr(t, '=') : NULL;
+			char *val = NULL;
+			snprintf(flag, sizeof flag, "%.*s", eq ? (int)(eq - t) : (int)strlen(t), t);
+			if (in_list(bare, flag) && !eq) {
+				/* --net [host|none]: a following keyword is its value. */
+				if (!strcmp(flag, "--net") && i + 1 < argc &&
+				    (!strcmp(argv[i + 1], "host") || !strcmp(argv[i + 1], "none")))
+					val = argv[++i];
+				else if (!strcmp(flag, "--net"))
+					val = "host";
+			} else if (in_list(valued, flag) || (!strcmp(flag, "--net") && eq)) {
+				if (eq) {
+					val = eq + 1;
+				} else if (i + 1 < argc) {
+					val = argv[++i];
+				} else {
+					fatal("box", "flag '%s' needs a value", flag);
+					return EXIT_CLI;
+				}
+			} else {
+				fatal("box", "unknown flag '%s'", flag);
+				return EXIT_CLI;
+			}
+			int rc = apply_flag(a, flag, val);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (profile_token_valid(t)) {
+			if (a->nprofiles >= MAX_LIST)
+				return usage_error("too many profile tokens%s", "");
+			a->profile_tokens[a->nprofiles++] = t;
+			continue;
+		}
+		if (!a->name) {
+			if (!box_name_valid(t)) {
+				fatal("box", "bad box name '%s' (expected [A-Za-z0-9][A-Za-z0-9_.-]*, 1-64 bytes)", t);
+				return EXIT_CLI;
+			}
+			a->name = t;
+			continue;
+		}
+		fatal("box", "unexpected argument '%s' (did you forget `--` before the command?)", t);
+		return EXIT_CLI;
+	}
+	if (!a->name) {
+		fatal("box", "missing box NAME");
+		hint("kern box NAME --image host -- CMD");
+		return EXIT_CLI;
+	}
+	return 0;
+}
+
+/* The identities (device and inode) of path and of each ancestor below /
+ * that can be stat'ed, nearest first; *self tells whether the first is
+ * path's own. Returns how many. A path has at most PATH_MAX / 2
+ * components. */
+#define ANCESTRY_MAX (PATH_MAX / 2)
+static int ancestry(const char *path, dev_t *dev, ino_t *ino, int *self)
+{
+	char walk[PATH_MAX];
+	int n = 0;
+	*self = 0;
+	snprintf(walk, sizeof walk, "%s", path);
+	for (int depth = 0; n < ANCESTRY_MAX; depth++) {
+		struct stat st;
+		if (stat(walk, &st) == 0) {
+			*self |= depth == 0;
+			dev[n] = st.st_dev;
+			ino[n++] = st.st_ino;
+		}
+		char *slash = strrchr(walk, '/');
+		if (!slash || slash == walk)
+			break;
+		*slash = 0;
+	}
+	return n;
+}
+
+static int listed_identity(const dev_t *dev, const ino_t *ino, int n, dev_t d, ino_t i)
+{
+	for (int k = 0; k < n; k++)
+		if (dev[k] == d && ino[k] == i)
+			return 1;
+	return 0;
+}
+
+/* The path being checked against kern's state directories, with its
+ * ancestry computed once for all of them. Static: large, and only the few
+ * entries a real path needs are touched. */
+static struct state_probe {
+	char real[PATH_MAX];
+	int have, np;
+	dev_t pdev[ANCESTRY_MAX], sdev[ANCESTRY_MAX];
+	ino_t pino[ANCESTRY_MAX], sino[ANCESTRY_MAX];
+} probe;
+
+/* 1 when probe.real is, contains, or lies inside the state directory st. */
+static int overlaps_dir(const char *st, void *unused)
+{
+	char stc[PATH_MAX];
+	int stc_self;
+	(void)unused;
+	if (!realpath(st, stc))
+		snprintf(stc, sizeof stc, "%s", st);
+	if (path_is_under(probe.real, stc) || path_is_under(stc, probe.real))
+		return 1;
+	if (!probe.have)
+		return 0;
+	/* Bind aliases: the path is the state dir or one of its ancestors by
+	 * identity, or the state dir is one of the path's. */
+	int ns = ancestry(stc, probe.sdev, probe.sino, &stc_self);
+	return listed_identity(probe.sdev, probe.sino, ns, probe.pdev[0], probe.pino[0]) ||
+	       (stc_self && listed_identity(probe.pdev, probe.pino, probe.np, probe.sdev[0], probe.sino[0]));
+}
+
+/* A path that is, contains, or lies inside kern's own state, directly or
+ * through a bind alias (same device and inode): the four state dirs, and
+ * every other runtime directory that holds the caller's boxes (an older
+ * kern's /tmp/kern-<uid>). */
+static int overlaps_state(const char *path)
+{
+	static const enum kern_dir dirs[] = {KDIR_RUNTIME, KDIR_CACHE, KDIR_CONFIG, KDIR_DATA};
+	char st[PATH_MAX];
+	if (!realpath(path, probe.real))
+		snprintf(probe.real, sizeof probe.real, "%s", path);
+	probe.np = ancestry(probe.real, probe.pdev, probe.pino, &probe.have);
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		if (kern_dir(dirs[i], st, sizeof st, 0) == 0 && overlaps_dir(st, NULL))
+			return 1;
+	return kern_runtime_each(overlaps_dir, NULL);
+}
+
+static int validate(struct box_args *a)
+{
+	const char *v, *bad = NULL;
+	char why[512];
+
+	/* KERN_* variables (box-cli.md §3). */
+	a->seccomp_mode = SECCOMP_ALLOWLIST;
+	if ((v = env_get("KERN_SECCOMP"))) {
+		a->seccomp_mode = seccomp_mode_parse(v);
+		if (a->seccomp_mode < 0) {
+			fatal("box", "KERN_SECCOMP=%s is not a seccomp mode", v);
+			hint("use allowlist (the default), denylist or allowlist-audit");
+			return EXIT_CLI;
+		}
+		if (a->untrusted && a->seccomp_mode != SECCOMP_ALLOWLIST) {
+			fatal("box", "KERN_SECCOMP=%s cannot weaken --security-profile untrusted", v);
+			return EXIT_CLI;
+		}
+	}
+	if (env_get("KERN_REQUIRE_LIMITS"))
+		a->limits.require_limits = 1;
+	if (env_get("KERN_ALLOW_UNCAPPED"))
+		a->limits.allow_uncapped = 1;
+	if (env_get("KERN_NO_SCOPE"))
+		a->limits.no_scope = 1;
+	if (a->limits.require_limits && a->limits.allow_uncapped) {
+		fatal("box", "--require-limits and --allow-uncapped are mutually exclusive");
+		return EXIT_CLI;
+	}
+	/* Roots. */
+	if (!a->image && !a->rootfs) {
+		fatal("box", "one of --image or --rootfs is required");
+		hint("kern box NAME --image host -- CMD runs on the host's own system directories");
+		return EXIT_CLI;
+	}
+	if (a->image && a->rootfs) {
+		fatal("box", "--image and --rootfs are mutually exclusive");
+		return EXIT_CLI;
+	}
+	if (a->bind_rootfs && (!a->rootfs || a->read_only)) {
+		fatal("box", "--bind-rootfs needs --rootfs and cannot be combined with --ro or --image");
+		return EXIT_CLI;
+	}
+	if (a->image && strcmp(a->image, "host") != 0 && image_ref_check(a->image, &bad) < 0) {
+		fatal("image", "bad image reference '%s': %s", a->image, bad);
+		return EXIT_CLI;
+	}
+	if (a->rootfs && overlaps_state(a->rootfs)) {
+		fatal("box", "--rootfs %s overlaps kern's own state", a->rootfs);
+		return EXIT_CLI;
+	}
+	/* Network. */
+	if (a->negress) {
+		if (a->net == NET_HOST || a->detach) {
+			fatal("box", "--egress-allow cannot be combined with %s",
+			      a->detach ? "-d" : "--net host");
+			return EXIT_CLI;
+		}
+		a->net = NET_EGRESS;
+	}
+	/* -t relays the caller's terminal: there must be one, and someone
+	 * attached to it (docker refuses the same way). --plan only prints. */
+	if (a->tty && a->detach) {
+		fatal("box", "-t cannot be combined with -d (a detached box has no terminal to relay)");
+		return EXIT_CLI;
+	}
+	if (a->tty && !a->plan && !a->show_config && !isatty(0)) {
+		fatal("box", "-t needs a terminal on stdin (the input device is not a TTY)");
+		return EXIT_CLI;
+	}
+	/* Capabilities and the security profile. */
+	if (a->untrusted) {
+		for (int i = 0; i < a->ncap_add; i++)
+			if (!strcasecmp(a->cap_add[i], "ALL")) {
+				fatal("box", "--cap-add ALL cannot be combined with --security-profile untrusted");
+				return EXIT_CLI;
+			}
+		a->read_only = 1;
+	}
+	a->caps = caps_default();
+	{
+		char *drop[MAX_LIST + 1];
+		int nd = 0;
+		if (a->untrusted)
+			drop[nd++] = "ALL";
+		for (int i = 0; i < a->ncap_drop; i++)
+			drop[nd++] = a->cap_drop[i];
+		if (caps_adjust(&a->caps, drop, nd, a->cap_add, a->ncap_add, &bad) < 0) {
+			fatal("box", "unknown capability '%s'", bad);
+			return EXIT_CLI;
+		}
+	}
+	/* Binds: sources outside kern's state (§8). */
+	for (int i = 0; i < a->nbinds; i++)
+		if (overlaps_state(a->binds[i].src)) {
+			fatal("box", "bind source %s overlaps kern's own state (runtime, cache, config "
+			      "or data directory)", a->binds[i].src);
+			return EXIT_CLI;
+		}
+	/* Environment files: read now, on the host, before anything forks. */
+	for (int i = 0; i < a->nenv_files; i++) {
+		if (overlaps_state(a->env_files[i])) {
+			fatal("box", "--env-file %s is inside kern's own state", a->env_files[i]);
+			return EXIT_CLI;
+		}
+		if (envfile_read(a->env_files[i], &a->envfile_entries, why, sizeof why) < 0) {
+			fatal("box", "--env-file: %s", why);
+			return EXIT_CLI;
+		}
+	}
+	/* Profiles: explicit flags win. */
+	if (profiles_resolve(a->profile_tokens, a->nprofiles, a->config, &a->prof))
+		return EXIT_CLI;
+	if (!a->limits.memory_given && a->prof.memory_set) {
+		a->limits.memory = a->prof.memory;
+		a->limits.memory_given = 1;
+	}
+	if (!a->limits.pids_given && a->prof.pids_set) {
+		a->limits.pids = a->prof.pids;
+		a->limits.pids_given = 1;
+	}
+	if (!a->cpus_set && a->prof.cpus_set) {
+		a->limits.cpu_micro = a->prof.cpu_micro;
+		a->cpus_set = 1;
+	}
+	if (a->cpus_set) {
+		/* Clamped to the host's CPU count. */
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		if (n > 0 && a->limits.cpu_micro > (uint64_t)n * 1000000)
+			a->limits.cpu_micro = (uint64_t)n * 1000000;
+	}
+	if (!a->limits.memory)
+		a->limits.memory = KERN_MEMORY_DEFAULT;
+	if (!a->disk_given)
+		a->disk = disk_default(a->limits.memory);
+	if (!a->limits.pids)
+		a->limits.pids = 512;
+	snprintf(a->hostname_buf, sizeof a->hostname_buf, "%.64s", a->hostname ? a->hostname : a->name);
+	return 0;
+}
+
+/* ---- --show-config: byte-identical for identical input ---- */
+
+static void put_json_array(const char *key, char *const *v, int n)
+{
+	char q[8200];
+	printf("%s: [", key);
+	for (int i = 0; i < n; i++) {
+		json_quote(v[i], q, sizeof q);
+		printf("%s%s", i ? ", " : "", q);
+	}
+	printf("]\n");
+}
+
+static void cpus_text(uint64_t micro, char *out, size_t len)
+{
+	snprintf(out, len, "%" PRIu64 ".%06" PRIu64, micro / 1000000, micro % 1000000);
+	char *e = out + strlen(out) - 1;
+	while (*e == '0')
+		*e-- = 0;
+	if (*e == '.')
+		*e = 0;
+}
+
+static void show_config(const struct box_args *a)
+{
+	static const char *const nets[] = {"none", "host", "egress"};
+	char buf[8200];
+	printf("name: %s\n", a->name);
+	printf("image: %s\n", a->image ? a->image : "");
+	put_json_array("command", a->cmd, a->ncmd);
+	printf("workdir: %s\n", a->workdir ? a->workdir : "");
+	printf("user: %s\n", a->user ? a->user : "");
+	printf("read_only: %s\n", a->read_only ? "true" : "false");
+	printf("network: %s\n", nets[a->net]);
+	printf("egress_allow: %s\n", a->egress_raw && a->negress ? a->egress_raw : "");
+	printf("memory: %" PRIu64 "\n", a->limits.memory);
+	if (a->cpus_set) {
+		cpus_text(a->limits.cpu_micro, buf, sizeof buf);
+		printf("cpus: %s\n", buf);
+	} else {
+		printf("cpus: \n");
+	}
+	printf("pids_limit: %" PRIu64 "\n", a->limits.pids);
+	if (a->timeout)
+		printf("timeout: %llu\n", a->timeout);
+	else
+		printf("timeout: \n");
+	printf("seccomp: %s\n", seccomp_mode_name(a->seccomp_mode));
+	printf("seccomp_denied_syscalls: %d\n", seccomp_denied_count);
+	printf("cap_drop: ");
+	for (int i = 0; i < a->ncap_drop + a->untrusted; i++)
+		printf("%s%s", i ? "," : "", i < a->untrusted ? "ALL" : a->cap_drop[i - a->untrusted]);
+	printf("\ncap_add: ");
+	for (int i = 0; i < a->ncap_add; i++)
+		printf("%s%s", i ? "," : "", a->cap_add[i]);
+	printf("\nsecurity_profile: %s\n", a->untrusted ? "untrusted" : "");
+	printf("tmpfs: [");
+	for (int i = 0; i < a->ntmpfs; i++) {
+		json_quote(a->tmpfs[i].path, buf, sizeof buf);
+		printf("%s{\"path\": %s, \"size\": %" PRIu64 "}", i ? ", " : "", buf, a->tmpfs[i].size);
+	}
+	printf("]\nmounts: [");
+	for (int i = 0; i < a->nbinds; i++) {
+		char dst[8200];
+		json_quote(a->binds[i].src, buf, sizeof buf);
+		json_quote(a->binds[i].dst, dst, sizeof dst);
+		printf("%s{\"src\": %s, \"dst\": %s, \"ro\": %s}", i ? ", " : "", buf, dst,
+		       a->binds[i].ro ? "true" : "false");
+	}
+	printf("]\nenv_keys: [");
+	{
+		/* Names only, never values: env-file keys, then --env keys. */
+		int first = 1;
+		for (size_t i = 0; i < a->envfile_entries.n; i++) {
+			snprintf(buf, sizeof buf, "%.*s",
+				 (int)strcspn(a->envfile_entries.v[i], "="), a->envfile_entries.v[i]);
+			char q[8200];
+			json_quote(buf, q, sizeof q);
+			printf("%s%s", first ? "" : ", ", q);
+			first = 0;
+		}
+		for (int i = 0; i < a->nenv_kv; i++) {
+			snprintf(buf, sizeof buf, "%.*s", (int)strcspn(a->env_kv[i], "="), a->env_kv[i]);
+			char q[8200];
+			json_quote(buf, q, sizeof q);
+			printf("%s%s", first ? "" : ", ", q);
+			first = 0;
+		}
+	}
+	printf("]\nlabels: {");
+	for (int i = 0; i < a->nlabels; i++) {
+		char k[8200], val[8200];
+		snprintf(buf, sizeof buf, "%.*s", (int)strcspn(a->labels[i], "="), a->labels[i]);
+		json_quote(buf, k, sizeof k);
+		json_quote(strchr(a->labels[i], '=') + 1, val, sizeof val);
+		printf("%s%s: %s", i ? ", " : "", k, val);
+	}
+	printf("}\n");
+	put_json_array("profiles", a->profile_tokens, a->nprofiles);
+	int has_vgpio = 0, has_vdisk = 0;
+	for (int i = 0; i < a->nprofiles; i++) {
+		has_vgpio |= !strncmp(a->profile_tokens[i], "vgpio:", 6);
+		has_vdisk |= !strncmp(a->profile_tokens[i], "vdisk:", 6);
+	}
+	if (has_vgpio) {
+		printf("devices: ");
+		for (int i = 0; i < a->prof.ndevices; i++)
+			printf("%s%s", i ? "," : "", a->prof.devices[i]);
+		printf("\n");
+	}
+	if (a->tty)
+		printf("tty: true\n");
+	if (has_vdisk) {
+		printf("vdisks: ");
+		for (int i = 0; i < a->prof.nvdisks; i++)
+			printf("%s%s=%" PRIu64 "@%s", i ? "," : "", a->prof.vdisks[i].name,
+			       a->prof.vdisks[i].size, a->prof.vdisks[i].path);
+		printf("\n");
+	}
+}
+
+/* ---- the launcher ---- */
+
+struct launch {
+	struct box_args *a;
+	char runtime[PATH_MAX];
+	char scratch[PATH_MAX];
+	char lower[PATH_MAX];
+	struct image_config icfg;
+	struct fs_config fs;
+	struct run_config run;
+	struct strv argv, env;
+	struct tmpfs_spec *tmpfs;	/* --tmpfs plus vdisks */
+	struct dev_spec devices[PROFILES_MAX_DEVICES];
+	int range_wanted, range_silent;
+	int alive_fd, started_fd;
+	/* PID 1 and the supervisor while the box starts (box_prepare): 'm'
+	 * once PID 1's ids are mapped; then, with --egress-allow, PID 1's
+	 * listener the other way. */
+	int sync[2];
+	struct ns_config nc;
+	int nonroot, ranged;
+	int egress_ctl;
+};
+
+/* The user lookup of -u or the image's User, in the root's own /etc
+ * (lower NULL: the host image, the host's /etc). */
+static int resolve_user(const char *lower, const char *user, struct lockdown *ld, char *why,
+			size_t len)
+{
+	int rootfd = lower ? open(lower, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	int rc = user_resolve(rootfd, user, ld, why, len);
+	if (rootfd >= 0)
+		close(rootfd);
+	return rc;
+}
+
+/* 1 when box root writes host files as uid 0 in a shifted box: through a
+ * writable bind or --bind-rootfs, which are idmapped (idmount.h). */
+static int writes_host(const struct box_args *a)
+{
+	for (int i = 0; i < a->nbinds; i++)
+		if (!a->binds[i].ro)
+			return 1;
+	return a->rootfs && a->bind_rootfs;
+}
+
+/* The id map a box gets; launch() and --plan decide it here. A non-root
+ * user needs a range, --uid-range asks for one (a warning when it cannot be
+ * had), and a registry image merely prefers one (silently). */
+enum map_choice { MAP_SINGLE, MAP_RANGE_PREFERRED, MAP_RANGE };
+
+static enum map_choice map_choice(const struct box_args *a, int nonroot)
+{
+	if (a->uid_range == 1 || nonroot)
+		return MAP_RANGE;
+	if (a->uid_range == 0 && a->image && strcmp(a->image, "host") != 0)
+		return MAP_RANGE_PREFERRED;
+	return MAP_SINGLE;
+}
+
+/* PID 1, cloned into its namespaces before its ids were mapped and
+ * already in the box cgroup: it waits until the supervisor has mapped its
+ * ids, makes the egress listener in its network namespace, builds the root
+ * and runs init. */
+static void pid1_main(void *ctx, int report_fd)
+{
+	struct launch *l = ctx;
+	close(l->sync[0]);
+	pid1sync_wait(l->sync[1], l->fs.shifted, l->a->net == NET_EGRESS);
+	fs_build(&l->fs);
+	/* The supervisor makes no more mounts for this box. */
+	close(l->sync[1]);
+	init_run(&l->run, report_fd, l->alive_fd);
+}
+
+/* The supervisor's side of the start, right after PID 1 was cloned into
+ * its namespaces and the box cgroup (supervise() sees to that): steps 9-11
+ * of kern-ns (the id maps, written from outside), the egress listener, a
+ * shifted box's idmapped mounts (pid1sync.h). */
+static int box_prepare(struct supervisor *s, pid_t pid1)
+{
+	struct launch *l = s->ctx;
+	int rc;
+
+	close(l->sync[1]);
+	l->sync[1] = -1;
+	if ((rc = ns_map(&l->nc, pid1, &l->ranged)))
+		return rc;
+	if (l->nonroot && !l->ranged) {
+		setup_failed("--user %u cannot be mapped: the subordinate id range could not be mapped",
+			     (unsigned)l->run.ld.uid);
+		return EXIT_SETUP;
+	}
+	test_phase("unshare");
+	if ((rc = pid1sync_serve(l->sync[0], pid1, &l->nc, l->a->net == NET_EGRESS, l->egress_ctl, s)))
+		return rc;
+	/* Off PID 1's path: other boxes' leftovers. */
+	cg_sweep_parents(s->cg);
+	return 0;
+}
+
+static int resolve_command(struct launch *l)
+{
+	struct box_args *a = l->a;
+	char **ep = l->icfg.entrypoint, **cmd = l->icfg.cmd;
+	if (a->entrypoint_set) {
+		if (*a->entrypoint && strv_push(&l->argv, a->entrypoint) < 0)
+			return -1;
+	} else {
+		for (char **p = ep; p && *p; p++)
+			if (strv_push(&l->argv, *p) < 0)
+				return -1;
+	}
+	if (a->ncmd > 0) {
+		for (int i = 0; i < a->ncmd; i++)
+			if (strv_push(&l->argv, a->cmd[i]) < 0)
+				return -1;
+	} else {
+		for (char **p = cmd; p && *p; p++)
+			if (strv_push(&l->argv, *p) < 0)
+				return -1;
+	}
+	if (l->argv.n == 0 && strv_push(&l->argv, "/bin/sh") < 0)
+		return -1;
+	return 0;
+}
+
+static int build_env(struct launch *l)
+{
+	struct box_args *a = l->a;
+	if (env_defaults(&l->env, a->hostname_buf) < 0)
+		return -1;
+	for (char **p = l->icfg.env; p && *p; p++)
+		if (env_put(&l->env, *p) < 0)
+			return -1;
+	for (size_t i = 0; i < a->envfile_entries.n; i++)
+		if (env_put(&l->env, a->envfile_entries.v[i]) < 0)
+			return -1;
+	for (int i = 0; i < a->nenv_kv; i++)
+		if (env_put(&l->env, a->env_kv[i]) < 0)
+			return -1;
+	if (a->net == NET_EGRESS) {
+		static const char *const vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"};
+		char kv[128];
+		for (int i = 0; i < 4; i++) {
+			snprintf(kv, sizeof kv, "%s=%s", vars[i], EGRESS_PROXY_URL);
+			if (env_put(&l->env, kv) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Missing absolute -v sources are created 0700, caller-owned (box-cli.md
+ * §2.1); --mount sources must exist. Created with the same no-follow walk
+ * the bind makes later (OT-9): one component at a time from /, mkdirat()
+ * in the parent's descriptor, so a symlink on the way (a user's link to a
+ * directory only root may write) is refused before anything is made
+ * through it. */
+static int prepare_sources(struct box_args *a)
+{
+	for (int i = 0; i < a->nbinds; i++) {
+		struct bind_spec *b = &a->binds[i];
+		struct stat st;
+		if (lstat(b->src, &st) == 0)
+			continue;
+		if (b->must_exist) {
+			setup_failed("--mount source %s: %s", b->src, strerror(errno));
+			return EXIT_SETUP;
+		}
+		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		int fd = root < 0 ? -1 : mkdir_beneath(root, b->src + 1, 0700);
+		int e = errno;
+		if (root >= 0)
+			close(root);
+		if (fd < 0) {
+			setup_failed("create bind source %s: %s%s", b->src, strerror(e),
+				     e == ELOOP ? " (a component is a symlink; kern never follows one)"
+						: "");
+			return EXIT_SETUP;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/* -d: the supervisor becomes a session of its own writing to a log; the
+ * launcher waits only until the workload was exec'd (or failed) and prints
+ * NAME. Returns in the child; the parent exits. */
+static int detach(struct launch *l, int *report_fd)
+{
+	int p[2];
+	char log[PATH_MAX];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		setup_failed("pipe: %s", strerror(errno));
+		return EXIT_SETUP;
+	}
+	pid_t child = fork();
+	if (child < 0) {
+		setup_failed("fork: %s", strerror(errno));
+		return EXIT_SETUP;
+	}
+	if (child > 0) {
+		char msg[4200];
+		size_t got;
+		close(p[1]);
+		got = read_full(p[0], msg, sizeof msg - 1);
+		msg[got] = 0;
+		int code = got ? (int)strtol(msg, NULL, 10) : -1;
+		char *text = strchr(msg, ' ');
+		if (code == 0) {
+			printf("%s\n", l->a->name);
+			fflush(stdout);
+			_exit(0);
+		}
+		if (text && text[1]) {
+			for (char *line = text + 1, *e; *line; line = e + 1) {
+				e = strchrnul(line, '\n');
+				diag_line(0, "%.*s", (int)(e - line), line);
+				if (!*e)
+					break;
+			}
+		}
+		if (l->alive_fd >= 0)
+			(void)write_all(l->alive_fd, "x", 1);
+		_exit(code > 0 ? code : EXIT_SETUP);
+	}
+	close(p[0]);
+	setsid();
+	/* The detached supervisor holds neither the client's pipes nor its
+	 * outcome and alive descriptors. */
+	if (l->started_fd >= 0)
+		close(l->started_fd);
+	if (l->alive_fd >= 0)
+		close(l->alive_fd);
+	l->started_fd = l->alive_fd = -1;
+	/* The output goes through a relay that bounds the log (logcap.h). */
+	char dir[PATH_MAX], file[128];
+	const char *what;
+	snprintf(dir, sizeof dir, "%s/logs", l->runtime);
+	snprintf(file, sizeof file, "%s-%d.log", l->a->name, (int)getpid());
+	snprintf(log, sizeof log, "%s/%s", dir, file);
+	int lfd = log_relay_start(dir, file, &what);
+	int nfd = lfd < 0 ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (lfd < 0 || nfd < 0) {
+		char msg[PATH_MAX + 64];
+		int n = snprintf(msg, sizeof msg, "125 kern: sandbox setup failed: %s %s: %s",
+				 lfd < 0 ? what : "open", lfd < 0 ? log : "/dev/null", strerror(errno));
+		(void)write_all(p[1], msg, (size_t)n);
+		_exit(EXIT_SETUP);
+	}
+	dup2(nfd, 0);
+	dup2(lfd, 1);
+	dup2(lfd, 2);
+	close(nfd);
+	close(lfd);
+	*report_fd = p[1];
+	return 0;
+}
+
+static int fail_started(struct launch *l, int code)
+{
+	if (l->alive_fd >= 0)
+		(void)write_all(l->alive_fd, "x", 1);
+	return code;
+}
+
+static int launch(struct box_args *a, int alive_fd, int started_fd)
+{
+	/* Static, not on the stack: these are large and mostly unused, and on
+	 * a zeroed stack frame every page is touched (each first touch is a
+	 * page fault, and the fork of PID 1 copies what was touched). launch()
+	 * runs once per process. */
+	static struct launch l;
+	static struct box_record rec;
+	l.a = a;
+	l.alive_fd = alive_fd;
+	l.started_fd = started_fd;
+	struct cg_box *cg = NULL;
+	char why[512];
+	int rc, detach_fd = -1;
+
+	/* 3: the root. */
+	if (a->image && strcmp(a->image, "host") == 0) {
+		l.fs.root = ROOT_HOST;
+	} else if (a->image) {
+		if (image_resolve(a->image, a->pull, a->platform ? a->arch : NULL, l.lower, sizeof l.lower,
+				  &l.icfg))
+			return fail_started(&l, EXIT_CLI);
+		l.fs.root = ROOT_OVERLAY;
+		l.fs.lower = l.lower;
+	} else {
+		if (!realpath(a->rootfs, l.lower)) {
+			fatal("box", "--rootfs %s: %s", a->rootfs, strerror(errno));
+			return fail_started(&l, EXIT_CLI);
+		}
+		l.fs.root = a->bind_rootfs ? ROOT_BIND : ROOT_OVERLAY;
+		l.fs.lower = l.lower;
+	}
+	/* 4: command and user, from the image's own files. */
+	if (resolve_command(&l) < 0 || build_env(&l) < 0) {
+		setup_failed("out of memory");
+		return fail_started(&l, EXIT_SETUP);
+	}
+	l.run.ld.caps = a->caps;
+	l.run.ld.seccomp_mode = a->seccomp_mode;
+	l.run.ld.apparmor = a->apparmor;
+	memcpy(l.run.ld.ulimits, a->ulimits, sizeof a->ulimits);
+	l.run.ld.nulimits = a->nulimits;
+	const char *user = a->user ? a->user : (l.icfg.user && *l.icfg.user ? l.icfg.user : NULL);
+	if (user) {
+		rc = resolve_user(l.fs.root == ROOT_HOST ? NULL : l.lower, user, &l.run.ld, why, sizeof why);
+		if (rc < 0) {
+			setup_failed("--user %s: %s", user, why);
+			return fail_started(&l, EXIT_SETUP);
+		}
+	}
+	/* Registry images map a subordinate range when one is available; a
+	 * non-root user needs one. */
+	int nonroot = l.run.ld.user_set && (l.run.ld.uid != 0 || l.run.ld.gid != 0);
+	enum map_choice map = map_choice(a, nonroot);
+	l.range_wanted = map != MAP_SINGLE;
+	l.range_silent = map == MAP_RANGE_PREFERRED;
+	/* 9-11 are kern-ns, in box_prepare(): the supervisor clones PID 1
+	 * straight into its namespaces and, still in the host's, writes its id
+	 * maps. */
+	l.nc = (struct ns_config){.net_host = a->net == NET_HOST, .range = l.range_wanted,
+				  .range_explicit = map == MAP_RANGE, .host_root = a->map_host_root,
+				  .uid = geteuid(), .gid = getegid()};
+	l.nonroot = nonroot;
+	l.fs.shifted = ns_shifted(&l.nc);
+	if (l.fs.shifted) {
+		ns_root_ids(&l.nc.ids);
+		ns_give_stdio(l.nc.ids.ubase, l.nc.ids.gbase);
+	}
+	l.run.ld.restrict_sxid = l.fs.shifted && writes_host(a);
+	if (l.run.ld.restrict_sxid)
+		l.run.ld.caps &= ~LOCKDOWN_SXID_CAPS;
+	if (nonroot && !ns_range_available(geteuid(), a->map_host_root)) {
+		setup_failed("--user %u:%u cannot be mapped: no subordinate id range for uid %u in "
+			     "/etc/subuid and /etc/subgid (or no newuidmap)", (unsigned)l.run.ld.uid,
+			     (unsigned)l.run.ld.gid, (unsigned)geteuid());
+		return fail_started(&l, EXIT_SETUP);
+	}
+	if ((rc = prepare_sources(a)))
+		return fail_started(&l, rc);
+
+	if (runtime_root(l.runtime, sizeof l.runtime) < 0)
+		return fail_started(&l, EXIT_SETUP);
+	if (a->detach && (rc = detach(&l, &detach_fd)))
+		return fail_started(&l, rc);
+
+	/* 5: claim the name, make scratch. */
+	snprintf(rec.name, sizeof rec.name, "%s", a->name);
+	rec.sup_pid = getpid();
+	rec.sup_start = proc_start_time(rec.sup_pid);
+	rec.created = (long long)time(NULL);
+	snprintf(rec.image, sizeof rec.image, "%s", a->image ? a->image : a->rootfs);
+	snprintf(rec.seccomp, sizeof rec.seccomp, "%s", seccomp_mode_name(a->seccomp_mode));
+	rec.caps = nonroot ? 0 : l.run.ld.caps;
+	rec.shifted = l.fs.shifted;
+	rec.restrict_sxid = l.run.ld.restrict_sxid;
+	user_format(&l.run.ld, rec.user, sizeof rec.user);
+	snprintf(rec.lower, sizeof rec.lower, "%s", l.lower);
+	for (int i = 0; i < a->nlabels; i++)
+		rec.labels[rec.nlabels++] = a->labels[i];
+	if (scratch_path(l.runtime, a->name, rec.scratch, sizeof rec.scratch) < 0) {
+		setup_failed("no scratch directory off overlayfs: %s", strerror(errno));
+		return fail_started(&l, EXIT_SETUP);
+	}
+	/* For `kern exec` (borrowed like the labels; never freed here). */
+	rec.env = l.env.v;
+	snprintf(rec.workdir, sizeof rec.workdir, "%s",
+		 a->workdir ? a->workdir : (l.icfg.workdir && *l.icfg.workdir ? l.icfg.workdir : "/"));
+	snprintf(rec.apparmor, sizeof rec.apparmor, "%s", a->apparmor ? a->apparmor : "");
+	for (int i = 0; i < a->nulimits && i < RECORD_MAX_ULIMITS; i++)
+		rec.ulimits[rec.nulimits++] = a->ulimit_raw[i];
+	if ((rc = registry_claim(l.runtime, &rec))) {
+		rec.nlabels = 0;
+		if (detach_fd >= 0) {
+			char msg[600];
+			int n = snprintf(msg, sizeof msg, "1 error: box: a box named '%s' is already running",
+					 a->name);
+			(void)write_all(detach_fd, msg, (size_t)n);
+		}
+		return fail_started(&l, rc);
+	}
+	test_phase("claim");
+	rc = EXIT_SETUP;
+	/* A shifted box's scratch belongs to its root. */
+	if (scratch_create(l.runtime, a->name, l.fs.root == ROOT_OVERLAY, l.range_wanted || nonroot,
+			   l.fs.shifted ? &l.nc.ids : NULL, l.scratch, sizeof l.scratch) < 0)
+		goto undo;
+
+	/* 7: kern-cg. The orphan sweep waits until PID 1 runs. */
+	a->limits.sweep_later = 1;
+	if ((rc = cg_create(a->name, getpid(), &a->limits, &cg)))
+		goto undo;
+	rec.byte1 = cg_byte1(cg);
+	snprintf(rec.cgroup, sizeof rec.cgroup, "%s", cg_record(cg));
+	/* Recorded with PID 1 by the supervisor: one write, not two. A box
+	 * killed before that leaves a cgroup named after its dead supervisor,
+	 * which recover and the next start sweep. */
+	test_phase("cgroup");
+
+	/* 8: kern-egress; PID 1 makes the listener (box_prepare). */
+	l.egress_ctl = -1;
+	if (a->net == NET_EGRESS) {
+		struct egress_config ec = {.allow = a->egress, .nallow = a->negress,
+					   .runtime = l.runtime, .name = a->name, .cg = cg};
+		note("this box reaches only %s and %s subdomains, through an HTTP CONNECT/forward "
+		     "proxy at %s; it has no other route", a->egress_raw, a->negress > 1 ? "their" : "its",
+		     EGRESS_PROXY_URL);
+		(void)egress_start(&ec, &l.egress_ctl);
+		test_phase("egress");
+	}
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l.sync) < 0) {
+		setup_failed("socketpair: %s", strerror(errno));
+		goto undo_cg;
+	}
+
+	/* 12-15: kern-wait; PID 1 runs kern-fs and kern-seccomp. */
+	l.fs.scratch = l.scratch;
+	l.fs.disk = a->disk;
+	l.fs.hostname = a->hostname_buf;
+	l.fs.read_only = a->read_only;
+	l.fs.rootless = geteuid() != 0;
+	l.fs.idm_fd = l.sync[1];
+	l.fs.net_host = a->net == NET_HOST;
+	l.fs.cgroup2 = cg_is_v2(cg);
+	l.fs.workdir = a->workdir ? a->workdir : (l.icfg.workdir && *l.icfg.workdir ? l.icfg.workdir : "/");
+	l.fs.binds = a->binds;
+	l.fs.nbinds = a->nbinds;
+	l.tmpfs = calloc((size_t)a->ntmpfs + (size_t)a->prof.nvdisks + 1, sizeof *l.tmpfs);
+	if (!l.tmpfs)
+		goto undo_sync;
+	memcpy(l.tmpfs, a->tmpfs, sizeof *l.tmpfs * (size_t)a->ntmpfs);
+	for (int i = 0; i < a->prof.nvdisks; i++) {
+		l.tmpfs[a->ntmpfs + i].path = a->prof.vdisks[i].path;
+		l.tmpfs[a->ntmpfs + i].size = a->prof.vdisks[i].size;
+	}
+	l.fs.tmpfs = l.tmpfs;
+	l.fs.ntmpfs = a->ntmpfs + a->prof.nvdisks;
+	for (int i = 0; i < a->prof.ndevices; i++)
+		l.devices[i].path = a->prof.devices[i];
+	l.fs.devices = l.devices;
+	l.fs.ndevices = a->prof.ndevices;
+	l.fs.tty = a->tty;
+	l.run.env = l.env.v;
+	l.run.argv = l.argv.v;
+	l.run.tty = a->tty;
+
+	/* A shifted PID 1 cannot walk root's private runtime directory to its
+	 * scratch; it inherits it as its working directory (fs_config). */
+	if (l.fs.shifted && chdir(l.scratch) < 0) {
+		setup_failed("chdir %s: %s", l.scratch, strerror(errno));
+		goto undo_tmpfs;
+	}
+	struct supervisor s = {.runtime = l.runtime, .rec = &rec, .scratch = l.scratch, .cg = cg,
+			       .timeout = a->timeout, .started_fd = l.started_fd,
+			       .alive_fd = l.alive_fd, .detach_fd = detach_fd, .pid1 = pid1_main,
+			       .ctx = &l, .prepare = box_prepare, .clone_flags = ns_flags(&l.nc),
+			       .tty = a->tty};
+	rc = supervise(&s);
+	close(l.sync[0]);
+	if (l.sync[1] >= 0)
+		close(l.sync[1]);
+	if (l.range_wanted && l.range_silent && !l.ranged && rc != 0 && rc != EXIT_SETUP)
+		note("%s", single_map_note);
+	rec.nlabels = 0;
+	return rc;
+
+undo_tmpfs:
+	free(l.tmpfs);
+undo_sync:
+	close(l.sync[0]);
+	close(l.sync[1]);
+undo_cg:
+	egress_stop();
+	cg_destroy(cg);
+undo:
+	if (detach_fd >= 0) {
+		(void)write_all(detach_fd, "125 ", 4);
+		close(detach_fd);
+	}
+	if (l.scratch[0])
+		rmtree(l.scratch);
+	registry_remove(l.runtime, &rec);
+	rec.nlabels = 0;
+	return fail_started(&l, rc);
+}
+
+/* ---- --plan: the applet chain this box runs, as a shell script ---- */
+
+static void sh_word(const char *w)
+{
+	if (*w && strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+			    "_-./=:,@%+") == strlen(w)) {
+		fputs(w, stdout);
+		return;
+	}
+	putchar('\'');
+	for (; *w; w++) {
+		if (*w == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*w);
+	}
+	putchar('\'');
+}
+
+static void opt(const char *flag, const char *val)
+{
+	putchar(' ');
+	fputs(flag, stdout);
+	if (val) {
+		putchar(' ');
+		sh_word(val);
+	}
+}
+
+static void cg_opts(const struct box_args *a)
+{
+	char num[64];
+	snprintf(num, sizeof num, "%" PRIu64, a->limits.memory);
+	if (a->limits.memory_given)
+		opt("--memory", num);
+	snprintf(num, sizeof num, "%" PRIu64, a->limits.pids);
+	if (a->limits.pids_given)
+		opt("--pids-limit", num);
+	if (a->cpus_set) {
+		cpus_text(a->limits.cpu_micro, num, sizeof num);
+		opt("--cpus", num);
+	}
+	if (a->limits.require_limits)
+		opt("--require-limits", NULL);
+	if (a->limits.allow_uncapped)
+		opt("--allow-uncapped", NULL);
+}
+
+/* The egress control descriptor's number in the printed chain. */
+#define PLAN_EGRESS_FD 9
+
+static int box_plan(struct box_args *a)
+{
+	char runtime[PATH_MAX], buf[8300], caps[32];
+	int host = a->image && !strcmp(a->image, "host");
+	const char *root = host ? "host" : a->bind_rootfs ? "bind" : "overlay";
+	static struct launch l;	/* the image's lower dir, config and command */
+	const char *lower = a->rootfs, *user = a->user, *workdir = a->workdir, *range = NULL;
+
+	l.a = a;
+	if (a->image && !host) {
+		/* --plan changes nothing: the image is read from the cache only. */
+		if (image_resolve(a->image, PULL_PLAN, a->platform ? a->arch : NULL, l.lower,
+				  sizeof l.lower, &l.icfg))
+			return EXIT_CLI;
+		lower = l.lower;
+		if (!user && l.icfg.user && *l.icfg.user)
+			user = l.icfg.user;
+		if (!workdir && l.icfg.workdir && *l.icfg.workdir)
+			workdir = l.icfg.workdir;
+	}
+	if (resolve_command(&l) < 0) {
+		setup_failed("out of memory");
+		return EXIT_SETUP;
+	}
+	/* The id map kern box would choose (map_choice). */
+	int nonroot = 0;
+	if (user) {
+		struct lockdown ld = {0};
+		nonroot = resolve_user(host ? NULL : lower, user, &ld, buf, sizeof buf) < 0 || ld.uid != 0 ||
+			  ld.gid != 0;
+	}
+	enum map_choice map = map_choice(a, nonroot);
+	if (map != MAP_SINGLE)
+		range = map == MAP_RANGE ? "--uid-range" : "--uid-range-if-available";
+	/* A root caller's box, unless --map-host-root, writes host files as
+	 * uid 0 only through idmapped binds: no setuid files there. */
+	uint64_t box_caps = a->caps;
+	int sxid = geteuid() == 0 && !a->map_host_root && writes_host(a);
+	if (sxid)
+		box_caps &= ~LOCKDOWN_SXID_CAPS;
+	if (kern_dir(KDIR_RUNTIME, runtime, sizeof runtime, 0) < 0)
+		snprintf(runtime, sizeof runtime, "/tmp/kern-%u", (unsigned)geteuid());
+	printf("#!/bin/sh\n# kern box %s: the applet chain, one step per line\n", a->name);
+	for (int i = 0; i < a->nenv_files; i++) {
+		printf("exec %d<", 3 + i);
+		sh_word(a->env_files[i]);
+		printf("\n");
+	}
+	printf("exec kern-cg");
+	opt("--name", a->name);
+	cg_opts(a);
+	printf(" -- \\\n");
+	if (a->net == NET_EGRESS) {
+		printf("  kern-egress");
+		opt("--allow", a->egress_raw);
+		snprintf(buf, sizeof buf, "%d", PLAN_EGRESS_FD);
+		opt("--fd", buf);
+		printf(" -- \\\n");
+	}
+	printf("  kern-ns");
+	if (a->net == NET_HOST)
+		opt("--net", NULL);
+	if (range)
+		opt(range, NULL);
+	if (a->map_host_root)
+		opt("--map-host-root", NULL);
+	if (a->net == NET_EGRESS) {
+		snprintf(buf, sizeof buf, "%d", PLAN_EGRESS_FD);
+		opt("--egress-fd", buf);
+	}
+	printf(" -- \\\n  kern-wait");
+	opt("--name", a->name);
+	opt("--runtime", runtime);
+	cg_opts(a);
+	if (a->timeout) {
+		snprintf(buf, sizeof buf, "%llu", a->timeout);
+		opt("--timeout", buf);
+	}
+	opt("--image", a->image ? a->image : a->rootfs);
+	if (!host)
+		opt("--lower", lower);
+	if (strcmp(root, "overlay") == 0)
+		opt("--overlay", NULL);
+	for (int i = 0; i < a->nlabels; i++)
+		opt("--label", a->labels[i]);
+	opt("--seccomp", seccomp_mode_name(a->seccomp_mode));
+	snprintf(caps, sizeof caps, "%016" PRIx64, box_caps);
+	opt("--caps", caps);
+	if (a->tty)
+		opt("--tty", NULL);
+	if (sxid)
+		opt("--restrict-sxid", NULL);
+	printf(" -- \\\n  kern-fs");
+	opt("--root", root);
+	if (!host)
+		opt("--lower", lower);
+	opt("--hostname", a->hostname_buf);
+	snprintf(buf, sizeof buf, "%" PRIu64, a->disk);
+	if (!a->bind_rootfs)
+		opt("--disk", buf);
+	if (a->read_only)
+		opt("--ro", NULL);
+	if (geteuid() != 0)
+		opt("--rootless", NULL);
+	if (a->net == NET_HOST)
+		opt("--net-host", NULL);
+	if (a->tty)
+		opt("--tty", NULL);
+	/* On a pure cgroup v2 host the box gets the read-only cgroup2 view. */
+	struct statfs cgfs;
+	if (statfs("/sys/fs/cgroup", &cgfs) == 0 && cgfs.f_type == CGROUP2_SUPER_MAGIC)
+		opt("--cgroup2", NULL);
+	if (workdir)
+		opt("--workdir", workdir);
+	for (int i = 0; i < a->nbinds; i++) {
+		if (format_mount(&a->binds[i], buf, sizeof buf) < 0)
+			return EXIT_CLI;
+		opt("--mount", buf);
+	}
+	for (int i = 0; i < a->ntmpfs; i++) {
+		snprintf(buf, sizeof buf, "%s:%" PRIu64, a->tmpfs[i].path, a->tmpfs[i].size);
+		opt("--tmpfs", buf);
+	}
+	/* vdisk: and vgpio: profiles, as kern box mounts them. */
+	for (int i = 0; i < a->prof.nvdisks; i++) {
+		snprintf(buf, sizeof buf, "%s:%" PRIu64, a->prof.vdisks[i].path, a->prof.vdisks[i].size);
+		opt("--tmpfs", buf);
+	}
+	for (int i = 0; i < a->prof.ndevices; i++)
+		opt("--device", a->prof.devices[i]);
+	printf(" -- \\\n  kern-seccomp");
+	/* In kern box's order: the image's environment, env files, then -e. */
+	for (char **e = l.icfg.env; e && *e; e++)
+		opt("--env", *e);
+	for (int i = 0; i < a->nenv_files; i++) {
+		snprintf(buf, sizeof buf, "/proc/self/fd/%d", 3 + i);
+		opt("--env-file", buf);
+	}
+	for (int i = 0; i < a->nenv_kv; i++)
+		opt("--env", a->env_kv[i]);
+	if (a->net == NET_EGRESS) {
+		static const char *const vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"};
+		for (int i = 0; i < 4; i++) {
+			snprintf(buf, sizeof buf, "%s=%s", vars[i], EGRESS_PROXY_URL);
+			opt("--env", buf);
+		}
+	}
+	opt("--caps", caps);
+	if (sxid)
+		opt("--restrict-sxid", NULL);
+	if (user)
+		opt("--user", user);
+	opt("--seccomp", seccomp_mode_name(a->seccomp_mode));
+	for (int i = 0; i < a->nulimits; i++)
+		opt("--ulimit", a->ulimit_raw[i]);
+	if (a->apparmor)
+		opt("--apparmor", a->apparmor);
+	if (a->tty)
+		opt("--tty", NULL);
+	printf(" -- \\\n ");
+	for (size_t i = 0; i < l.argv.n; i++) {
+		putchar(' ');
+		sh_word(l.argv.v[i]);
+	}
+	printf("\n");
+	return 0;
+}
+
+static int box_main(int argc, char **argv)
+{
+	static struct box_args a;	/* large and sparse: see launch() */
+	int alive_fd = env_fd("KERN_ALIVE_FD");
+	int started_fd = env_fd("KERN_STARTED_FD");
+	int rc;
+
+	/* 1: the alive byte first, before anything can take time. */
+	if (alive_fd >= 0)
+		(void)write_all(alive_fd, "A", 1);
+	if (started_fd >= 0)
+		set_cloexec(started_fd, 1);
+	/* 2 */
+	if ((rc = parse(argc, argv, &a)) || (rc = validate(&a))) {
+		if (alive_fd >= 0)
+			(void)write_all(alive_fd, "x", 1);
+		return rc;
+	}
+	if (a.quiet)
+		diag_quiet = 1;
+	test_phase("parse");
+	if (a.show_config) {
+		show_config(&a);
+		return 0;
+	}
+	if (a.plan)
+		return box_plan(&a);
+	if (env_get("KERN_LANDLOCK_REQUIRED")) {
+		setup_failed("KERN_LANDLOCK_REQUIRED is set but Landlock is not part of this build; refusing to start");
+		if (alive_fd >= 0)
+			(void)write_all(alive_fd, "x", 1);
+		return EXIT_SETUP;
+	}
+	if (a.untrusted) {
+		char adds[1024] = "";
+		for (int i = 0; i < a.ncap_add; i++)
+			snprintf(adds + strlen(adds), sizeof adds - strlen(adds), "%s%s",
+				 i ? "," : ", cap-add=", a.cap_add[i]);
+		diag_line(1, "kern: security-profile=untrusted: seccomp=%s, cap-drop=ALL%s, "
+			  "read-only=on (untrusted code profile)", seccomp_mode_name(a.seccomp_mode), adds);
+	}
+	return launch(&a, alive_fd, started_fd);
+}
+
+APPLET(box, "run a command in a fresh box", usage, box_main);

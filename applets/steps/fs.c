@@ -1,0 +1,158 @@
+/* kern-fs: PID 1 builds the box root: overlay (or bind, or the host
+ * image), /dev, binds, tmpfs, a fresh /proc, pivot_root, the /proc masks,
+ * then execs the rest of argv from a descriptor to kern opened before the
+ * pivot. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/applet.h"
+#include "box/box.h"
+#include "box/chain.h"
+#include "base/diag.h"
+#include "box/mountspec.h"
+#include "base/parse.h"
+#include "box/report.h"
+#include "box/rootfs.h"
+#include "base/selfexec.h"
+
+static const char usage[] =
+	"usage: kern-fs --root overlay|bind|host [--lower DIR] --hostname NAME [options] -- NEXT...\n"
+	"\n"
+	"Run as PID 1 of a box (a child of kern-wait, in the namespaces kern-ns made):\n"
+	"unshare the mount namespace, mount the root in the scratch directory, build\n"
+	"/dev, apply the binds (by depth) and tmpfs mounts, mount /proc, pivot_root,\n"
+	"mask /proc, then exec NEXT (a kern-* step is run from kern's own image).\n"
+	"\n"
+	"  --root overlay|bind|host  overlay on --lower; --lower itself; the host image\n"
+	"  --lower DIR               the image rootfs or --rootfs directory\n"
+	"  --scratch DIR             upper/ work/ merged/ (default: from kern-wait)\n"
+	"  --disk SIZE               the writable layer: a tmpfs over the scratch directory\n"
+	"                            of this size (default 256m; 0 = no size= of its own)\n"
+	"  --hostname NAME           the box hostname\n"
+	"  --ro                      read-only root and /dev\n"
+	"  --rootless                overlay with userxattr (an unprivileged caller)\n"
+	"  --net-host                keep the host network (no lo setup; host resolv.conf)\n"
+	"  --cgroup2                 mount the read-only cgroup2 view at /sys/fs/cgroup\n"
+	"  --tty                     a devpts of the box's own at /dev/pts, /dev/ptmx\n"
+	"                            and /dev/tty (for kern-seccomp --tty)\n"
+	"  --workdir DIR             created if missing; the workload's cwd\n"
+	"  --mount type=bind,src=S,dst=D[,ro]   a bind (repeatable)\n"
+	"  --tmpfs PATH[:SIZE]       a tmpfs (repeatable)\n"
+	"  --device PATH             a character device bound at the same path\n"
+	"\n"
+	"In a box started by root (without --map-host-root) kern-wait hands it the\n"
+	"host paths as idmapped mounts over a socket named in KERN_PID1, and scratch\n"
+	"is its working directory.\n"
+	"\n"
+	"Any failure exits 125 with `kern: sandbox setup failed: <why>`.\n";
+
+#define MAX_ITEMS 256
+
+static int fs_main(int argc, char **argv)
+{
+	static struct bind_spec binds[MAX_ITEMS];
+	static struct tmpfs_spec tmpfs[MAX_ITEMS];
+	static struct dev_spec devices[MAX_ITEMS];
+	struct fs_config c = {.binds = binds, .tmpfs = tmpfs, .devices = devices,
+			      .disk = disk_default(0)};
+	uint64_t size;
+	struct chain_fds ch;
+	const char *root = NULL, *why, *f = NULL;
+	int next = split_dashdash(argc, argv);
+
+	if (next < 0 || next >= argc) {
+		fatal("box", "kern-fs: missing `-- NEXT...`");
+		return EXIT_CLI;
+	}
+	for (int i = 1; i < next - 1; i++) {
+		f = argv[i];
+		const char *v = i + 1 < next - 1 ? argv[i + 1] : NULL;
+		if (!strcmp(f, "--ro")) { c.read_only = 1; continue; }
+		if (!strcmp(f, "--rootless")) { c.rootless = 1; continue; }
+		if (!strcmp(f, "--net-host")) { c.net_host = 1; continue; }
+		if (!strcmp(f, "--cgroup2")) { c.cgroup2 = 1; continue; }
+		if (!strcmp(f, "--tty")) { c.tty = 1; continue; }
+		if (!v)
+			goto bad;
+		i++;
+		if (!strcmp(f, "--root")) {
+			root = v;
+		} else if (!strcmp(f, "--lower")) {
+			c.lower = v;
+		} else if (!strcmp(f, "--scratch")) {
+			c.scratch = v;
+		} else if (!strcmp(f, "--disk")) {
+			if (parse_size(v, 1, &size) < 0)
+				goto bad;
+			c.disk = size;
+		} else if (!strcmp(f, "--hostname")) {
+			c.hostname = v;
+		} else if (!strcmp(f, "--workdir")) {
+			c.workdir = v;
+		} else if (!strcmp(f, "--mount") && c.nbinds < MAX_ITEMS) {
+			if (parse_mount(v, &binds[c.nbinds], &why) < 0 || bind_check(&binds[c.nbinds], &why) < 0) {
+				fatal("box", "kern-fs: bad --mount '%s': %s", v, why);
+				return EXIT_CLI;
+			}
+			c.nbinds++;
+		} else if (!strcmp(f, "--tmpfs") && c.ntmpfs < MAX_ITEMS) {
+			if (parse_tmpfs(v, &tmpfs[c.ntmpfs], &why) < 0) {
+				fatal("box", "kern-fs: bad --tmpfs '%s': %s", v, why);
+				return EXIT_CLI;
+			}
+			c.ntmpfs++;
+		} else if (!strcmp(f, "--device") && c.ndevices < MAX_ITEMS) {
+			devices[c.ndevices++].path = (char *)v;
+		} else {
+			goto bad;
+		}
+	}
+	if (!root || !c.hostname) {
+		fatal("box", "kern-fs: --root and --hostname are required");
+		return EXIT_CLI;
+	}
+	if (!strcmp(root, "overlay"))
+		c.root = ROOT_OVERLAY;
+	else if (!strcmp(root, "bind"))
+		c.root = ROOT_BIND;
+	else if (!strcmp(root, "host"))
+		c.root = ROOT_HOST;
+	else
+		goto bad;
+	if (c.root != ROOT_HOST && !c.lower) {
+		fatal("box", "kern-fs: --root %s needs --lower", root);
+		return EXIT_CLI;
+	}
+	chain_read(&ch);
+	if (!c.scratch)
+		c.scratch = ch.scratch[0] ? ch.scratch : NULL;
+	if (!c.scratch) {
+		fatal("box", "kern-fs: no scratch directory (run under kern-wait, or give --scratch)");
+		return EXIT_CLI;
+	}
+	diag_status_fd = ch.status_fd;
+	/* A shifted box (kern-wait made PID 1 box root and its cwd scratch):
+	 * host paths come from the supervisor (idmount.h). */
+	c.shifted = ch.idm_fd >= 0;
+	c.idm_fd = ch.idm_fd;
+	/* The next step is exec'd from this descriptor, opened while kern's own
+	 * image is still reachable by path. */
+	if (self_exe_fd() < 0)
+		step_fail("open /proc/self/exe: %s", strerror(errno));
+	fs_build(&c);
+	if (c.shifted) {
+		/* The supervisor makes no more mounts for this box. */
+		close(c.idm_fd);
+		chain_export(ch.status_fd, ch.report_fd, -1, ch.scratch);
+	}
+	exec_next(argv + next);
+	step_fail("kern-fs: exec %s: %s", argv[next], strerror(errno));
+bad:
+	fatal("box", "kern-fs: bad or unknown flag '%s' (or a bad value for it)", f ? f : "");
+	return EXIT_CLI;
+}
+
+APPLET(fs, "build the box root: overlay, /dev, binds, tmpfs, pivot_root, /proc", usage, fs_main);

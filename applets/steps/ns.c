@@ -1,0 +1,105 @@
+/* kern-ns: create the box's user, pid, uts, ipc and network namespaces and
+ * write the id maps, then exec the rest of argv. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/applet.h"
+#include "base/diag.h"
+#include "box/ns.h"
+#include "base/selfexec.h"
+
+static const char usage[] =
+	"usage: kern-ns [--net] [--uid-range | --uid-range-if-available] [--map-host-root]\n"
+	"               [--egress-fd N] -- NEXT...\n"
+	"\n"
+	"Unshare the user, pid, uts and ipc namespaces, and the network namespace\n"
+	"unless --net (keep the host network), write the id maps, then exec NEXT in\n"
+	"this same process: its next child becomes PID 1 of the new pid namespace.\n"
+	"\n"
+	"  --net                      keep the host network namespace\n"
+	"  --uid-range                map 0 -> you plus your /etc/subuid range (warn if\n"
+	"                             it cannot be had; then a single-id map)\n"
+	"  --uid-range-if-available   the same, silently\n"
+	"  --map-host-root            as root: box root is host root (see below)\n"
+	"  --egress-fd N              the kern-egress control descriptor: the box's\n"
+	"                             127.0.0.1:3128 listener is handed to the proxy\n"
+	"\n"
+	"Default map: `0 <your uid> 1` with setgroups denied. Exit 125 when the\n"
+	"namespaces cannot be created (unprivileged user namespaces restricted).\n"
+	"NEXT gets KERN_NS_MAP=range|single|single-asked|single-silent, the map\n"
+	"written, for kern-wait (which removes it before the box starts).\n"
+	"\n"
+	"Root without --map-host-root: box root is a subordinate id (root's\n"
+	"/etc/subuid row, else 2130706432), which this process, the supervisor to\n"
+	"be, must not become. kern-ns then creates nothing: it passes the\n"
+	"namespaces on in KERN_NS_DEFER, and kern-wait clones PID 1 into them,\n"
+	"writes its maps and idmaps its binds from outside, as kern box does.\n"
+	"NEXT must then be kern-wait (exit 125 otherwise: nothing would be boxed).\n";
+
+/* NEXT is kern-wait: `kern-wait ...` or `kern wait ...`, by any path. */
+static int next_is_wait(char **next)
+{
+	const char *slash = strrchr(next[0], '/');
+	const char *base = slash ? slash + 1 : next[0];
+	return !strcmp(base, "kern-wait") || (!strcmp(base, "kern") && next[1] && !strcmp(next[1], "wait"));
+}
+
+static int ns_main(int argc, char **argv)
+{
+	struct ns_config cfg = {.uid = geteuid(), .gid = getegid()};
+	int egress_fd = -1, ranged;
+	int next = split_dashdash(argc, argv);
+
+	if (next < 0 || next >= argc) {
+		fatal("box", "kern-ns: missing `-- NEXT...`");
+		return EXIT_CLI;
+	}
+	for (int i = 1; i < next - 1; i++) {
+		if (!strcmp(argv[i], "--net")) {
+			cfg.net_host = 1;
+		} else if (!strcmp(argv[i], "--uid-range")) {
+			cfg.range = cfg.range_explicit = 1;
+		} else if (!strcmp(argv[i], "--uid-range-if-available")) {
+			cfg.range = 1;
+		} else if (!strcmp(argv[i], "--map-host-root")) {
+			cfg.host_root = 1;
+		} else if (!strcmp(argv[i], "--egress-fd") && i + 1 < next - 1) {
+			egress_fd = (int)strtol(argv[++i], NULL, 10);
+		} else {
+			fatal("box", "kern-ns: unknown flag '%s'", argv[i]);
+			return EXIT_CLI;
+		}
+	}
+	if (ns_shifted(&cfg)) {
+		/* Deferred namespaces exist only if kern-wait comes next: any
+		 * other NEXT would run on the host's namespaces. Fail closed. */
+		if (!next_is_wait(argv + next)) {
+			setup_failed("kern-ns: as root, box root is a subordinate id and the box's namespaces "
+				     "are made by kern-wait, which must come next (not '%.64s'); "
+				     "--map-host-root has kern-ns make them itself",
+				     argv[next]);
+			return EXIT_SETUP;
+		}
+		char v[64];
+		snprintf(v, sizeof v, "%d,%d,%d,%d", cfg.net_host, cfg.range, cfg.range_explicit,
+			 egress_fd);
+		setenv(NS_DEFER_ENV, v, 1);
+		exec_next(argv + next);
+		setup_failed("kern-ns: exec %s: %m", argv[next]);
+		return EXIT_SETUP;
+	}
+	/* Made here: kern-wait must not defer again. */
+	unsetenv(NS_DEFER_ENV);
+	int rc = ns_enter(&cfg, egress_fd, &ranged);
+	if (rc)
+		return rc;
+	setenv(NS_MAP_ENV, ranged ? "range" : !cfg.range ? "single" :
+			   cfg.range_explicit ? "single-asked" : "single-silent", 1);
+	exec_next(argv + next);
+	setup_failed("kern-ns: exec %s: %m", argv[next]);
+	return EXIT_SETUP;
+}
+
+APPLET(ns, "create user, pid, uts, ipc and net namespaces and id maps", usage, ns_main);

@@ -1,0 +1,141 @@
+/* kern-seccomp: the last step in PID 1. Build the box environment from
+ * scratch, set rlimits, AppArmor, capabilities and the user, no_new_privs,
+ * install the seccomp filter, close every other descriptor, fork the
+ * workload and stay as its init. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/applet.h"
+#include "box/box.h"
+#include "box/chain.h"
+#include "base/diag.h"
+#include "base/env.h"
+#include "box/envfile.h"
+#include "box/init.h"
+#include "lockdown/lockdown.h"
+#include "box/report.h"
+#include "base/selfexec.h"
+#include "base/strv.h"
+#include "box/users.h"
+
+static const char usage[] =
+	"usage: kern-seccomp [options] -- CMD [ARG...]\n"
+	"\n"
+	"Lock this process down and run CMD as its child, in a session of its own,\n"
+	"staying as init: reap every orphan, forward SIGTERM/INT/HUP/QUIT/USR1/USR2\n"
+	"sent from outside the box, report how CMD ended. /proc/1/cmdline reads\n"
+	"kern-init.\n"
+	"\n"
+	"  --env K=V            add to the environment (in order; later wins)\n"
+	"  --env-file PATH      KEY=VALUE lines (/proc/self/fd/N for an inherited fd)\n"
+	"  --caps HEX           the capability mask to keep (default: kern's 25)\n"
+	"  --user SPEC          uid[:gid[:g1,g2]] or a name from this root's /etc/passwd\n"
+	"  --seccomp MODE       allowlist (default), denylist, allowlist-audit\n"
+	"  --ulimit NAME=SOFT[:HARD]   setrlimit (repeatable)\n"
+	"  --apparmor PROFILE   enter a loaded AppArmor profile at exec\n"
+	"  --tty                CMD's fds 0-2 and controlling terminal are a new pty\n"
+	"                       of the box's /dev/pts; its master goes to kern-wait\n"
+	"  --restrict-sxid      no setuid/setgid files and no CAP_SETFCAP (a root\n"
+	"                       caller's box writing host files through idmapped binds)\n"
+	"\n"
+	"The environment starts empty but for PATH, HOME=/root, TERM=xterm and\n"
+	"HOSTNAME. Setup failures exit 125; a command that cannot be started 126\n"
+	"(not executable) or 127 (not found); otherwise CMD's status (128+N for a\n"
+	"signal).\n";
+
+static int seccomp_main(int argc, char **argv)
+{
+	struct run_config rc = {0};
+	struct strv env = {0};
+	struct chain_fds ch;
+	char host[65] = "", why[512];
+	const char *user = NULL, *f = NULL, *bad;
+	int next = split_dashdash(argc, argv);
+
+	if (next < 0 || next >= argc) {
+		fatal("box", "kern-seccomp: missing `-- CMD...`");
+		return EXIT_CLI;
+	}
+	chain_read(&ch);
+	diag_status_fd = ch.status_fd;
+	gethostname(host, sizeof host - 1);
+	if (env_defaults(&env, host) < 0)
+		step_fail("out of memory");
+	rc.ld.caps = caps_default();
+	rc.ld.seccomp_mode = SECCOMP_ALLOWLIST;
+	for (int i = 1; i < next - 1; i++) {
+		f = argv[i];
+		if (!strcmp(f, "--tty")) {
+			rc.tty = 1;
+			continue;
+		}
+		if (!strcmp(f, "--restrict-sxid")) {
+			rc.ld.restrict_sxid = 1;
+			continue;
+		}
+		const char *v = i + 1 < next - 1 ? argv[++i] : NULL;
+		if (!v)
+			goto bad;
+		if (!strcmp(f, "--env") && strchr(v, '=') && v[0] != '=') {
+			env_put(&env, v);
+		} else if (!strcmp(f, "--env-file")) {
+			struct strv entries = {0};
+			if (envfile_read(v, &entries, why, sizeof why) < 0)
+				step_fail("--env-file: %s", why);
+			for (size_t k = 0; k < entries.n; k++)
+				env_put(&env, entries.v[k]);
+			strv_free(&entries);
+			/* A descriptor that carried secrets is not left for the box. */
+			if (!strncmp(v, "/proc/self/fd/", 14))
+				close((int)strtol(v + 14, NULL, 10));
+		} else if (!strcmp(f, "--caps")) {
+			char *end;
+			rc.ld.caps = strtoull(v, &end, 16);
+			if (*end)
+				goto bad;
+		} else if (!strcmp(f, "--user")) {
+			user = v;
+		} else if (!strcmp(f, "--seccomp")) {
+			rc.ld.seccomp_mode = seccomp_mode_parse(v);
+			if (rc.ld.seccomp_mode < 0)
+				goto bad;
+		} else if (!strcmp(f, "--ulimit") && rc.ld.nulimits < LOCKDOWN_MAX_ULIMITS) {
+			if (ulimit_parse(v, &rc.ld.ulimits[rc.ld.nulimits], &bad) < 0) {
+				fatal("box", "kern-seccomp: bad --ulimit '%s': %s", v, bad);
+				return EXIT_CLI;
+			}
+			rc.ld.nulimits++;
+		} else if (!strcmp(f, "--apparmor")) {
+			rc.ld.apparmor = v;
+		} else {
+			goto bad;
+		}
+	}
+	if (user && user_parse_numeric(user, &rc.ld) < 0) {
+		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (user_resolve(root, user, &rc.ld, why, sizeof why) < 0)
+			step_fail("--user %s: %s", user, why);
+		close(root);
+	}
+	if (rc.ld.user_set && (rc.ld.uid || rc.ld.gid))
+		rc.ld.caps = 0;
+	rc.env = env.v;
+	/* init overwrites this process's argv (/proc/1/cmdline): the command
+	 * must live elsewhere. */
+	struct strv cmd = {0};
+	for (int i = next; i < argc; i++)
+		if (strv_push(&cmd, argv[i]) < 0)
+			step_fail("out of memory");
+	rc.argv = cmd.v;
+	init_run(&rc, ch.report_fd, env_fd("KERN_ALIVE_FD"));
+bad:
+	fatal("box", "kern-seccomp: bad or unknown flag '%s' (or a bad value for it)", f ? f : "");
+	return EXIT_CLI;
+}
+
+APPLET(seccomp, "drop capabilities, set no_new_privs, install seccomp, run the workload", usage,
+       seccomp_main);

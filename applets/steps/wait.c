@@ -1,0 +1,283 @@
+/* kern-wait: the supervisor. Claims the box name, makes scratch, forks PID
+ * 1 (which execs the rest of argv: kern-fs, then kern-seccomp), enforces
+ * the deadline, reaps, tears down and writes the outcome bytes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/applet.h"
+#include "cgroup/cgroup.h"
+#include "box/chain.h"
+#include "base/diag.h"
+#include "base/env.h"
+#include "base/fdutil.h"
+#include "box/ns.h"
+#include "base/parse.h"
+#include "box/pid1sync.h"
+#include "state/records.h"
+#include "base/rmtree.h"
+#include "base/selfexec.h"
+#include "box/supervise.h"
+
+static const char usage[] =
+	"usage: kern-wait --name NAME --runtime DIR [options] -- NEXT...\n"
+	"\n"
+	"Supervise a box: claim NAME in the registry under DIR, make the scratch\n"
+	"directory, fork PID 1 (in the pid namespace kern-ns made) which execs NEXT,\n"
+	"then wait: deadline, signal forwarding, OOM watch, reaping, teardown, the\n"
+	"outcome bytes on KERN_STARTED_FD. Exits with the box's status.\n"
+	"\n"
+	"  --timeout N             SIGTERM the workload at N s, SIGKILL 2 s later\n"
+	"  --memory SIZE, --pids-limit N, --cpus C, --require-limits, --allow-uncapped\n"
+	"                          the limits kern-cg applied (to find and verify its cgroup)\n"
+	"  --overlay               make upper/ and work/ in scratch for an overlay root\n"
+	"  --tty                   relay the pty kern-seccomp --tty makes to this\n"
+	"                          terminal (raw mode while the box runs)\n"
+	"  --image REF, --label K=V, --seccomp MODE, --caps HEX, --user UID:GID,\n"
+	"  --restrict-sxid         recorded for `kern ps` and `kern exec`\n"
+	"  --lower DIR             the root's lower directory, recorded so that image\n"
+	"                          garbage collection keeps it while the box runs\n"
+	"\n"
+	"PID 1 finds its status pipe, report socket and scratch directory in\n"
+	"KERN_PID1 (internal plumbing; never passed to the workload).\n"
+	"\n"
+	"With KERN_NS_DEFER from kern-ns (root, without --map-host-root) this\n"
+	"process stays in the host's namespaces: it clones PID 1 into new ones,\n"
+	"writes its id maps (box root a subordinate id), hands its egress listener\n"
+	"to the proxy and makes the idmapped mounts kern-fs asks for.\n";
+
+struct wait_args {
+	const char *name, *runtime;
+	unsigned long long timeout;
+	struct cg_limits limits;
+	int overlay;
+	int tty;
+	struct box_record rec;
+	char **next;
+	/* KERN_NS_DEFER: the namespaces to clone PID 1 into (a shifted box),
+	 * the start socket pair, the egress control descriptor. */
+	int deferred;
+	struct ns_config nc;
+	int sync[2];
+	int egress_ctl;
+};
+
+static void pid1_exec(void *ctx, int report_fd)
+{
+	struct wait_args *w = ctx;
+	char scratch[4096];
+	int idm = -1;
+	snprintf(scratch, sizeof scratch, "%s", w->rec.scratch);
+	if (w->deferred) {
+		/* Box root first: an exec with an unmapped uid would drop every
+		 * capability. kern-fs asks for its idmapped mounts on idm. */
+		close(w->sync[0]);
+		pid1sync_wait(w->sync[1], 1, w->egress_ctl >= 0);
+		idm = w->sync[1];
+		set_cloexec(idm, 0);
+	}
+	chain_export(diag_status_fd, report_fd, idm, scratch);
+	exec_next(w->next);
+	setup_failed("kern-wait: exec %s: %s", w->next[0], strerror(errno));
+	_exit(EXIT_SETUP);
+}
+
+/* KERN_NS_DEFER (ns.h), read and unset: 0, or 125 for a malformed one. */
+static int read_defer(struct wait_args *w)
+{
+	const char *v = getenv(NS_DEFER_ENV);
+	long f[4];
+	char *end = NULL;
+	w->deferred = 0;
+	w->egress_ctl = -1;
+	w->sync[0] = w->sync[1] = -1;
+	if (!v)
+		return 0;
+	const char *p = v;
+	int n = 0;
+	for (; n < 4; n++) {
+		f[n] = strtol(p, &end, 10);
+		if (end == p || *end != (n < 3 ? ',' : 0) || (n < 3 && (f[n] < 0 || f[n] > 1)) ||
+		    f[n] < -1 || f[n] > 1 << 20)
+			break;
+		p = end + 1;
+	}
+	if (n < 4 || geteuid() != 0) {
+		setup_failed("kern-wait: bad %s '%.40s' (kern-ns of a root caller sets it)", NS_DEFER_ENV, v);
+		return EXIT_SETUP;
+	}
+	unsetenv(NS_DEFER_ENV);
+	w->deferred = 1;
+	w->nc = (struct ns_config){.net_host = f[0] != 0, .range = f[1] != 0,
+				   .range_explicit = f[2] != 0};
+	ns_root_ids(&w->nc.ids);
+	ns_give_stdio(w->nc.ids.ubase, w->nc.ids.gbase);
+	int fd = (int)f[3];
+	w->egress_ctl = fd >= 0 && fcntl(fd, F_GETFD) >= 0 ? fd : -1;
+	/* Only the supervisor talks to the proxy; PID 1 does not keep it. */
+	if (w->egress_ctl >= 0)
+		set_cloexec(w->egress_ctl, 1);
+	return 0;
+}
+
+/* A shifted box's steps 9-11, from outside, once PID 1 exists (pid1sync.h). */
+static int deferred_prepare(struct supervisor *s, pid_t pid1)
+{
+	struct wait_args *w = s->ctx;
+	int ranged, rc;
+	close(w->sync[1]);
+	w->sync[1] = -1;
+	if ((rc = ns_map(&w->nc, pid1, &ranged)))
+		return rc;
+	return pid1sync_serve(w->sync[0], pid1, &w->nc, w->egress_ctl >= 0, w->egress_ctl, s);
+}
+
+static int parse(char **argv, int end, struct wait_args *w)
+{
+	uint64_t u;
+	unsigned long long ull;
+	const char *f = NULL;
+	for (int i = 1; i < end; i++) {
+		const char *v = i + 1 < end ? argv[i + 1] : NULL;
+		f = argv[i];
+		if (!strcmp(f, "--require-limits")) {
+			w->limits.require_limits = 1;
+			continue;
+		}
+		if (!strcmp(f, "--allow-uncapped")) {
+			w->limits.allow_uncapped = 1;
+			continue;
+		}
+		if (!strcmp(f, "--overlay")) {
+			w->overlay = 1;
+			continue;
+		}
+		if (!strcmp(f, "--tty")) {
+			w->tty = 1;
+			continue;
+		}
+		if (!strcmp(f, "--restrict-sxid")) {
+			w->rec.restrict_sxid = 1;
+			continue;
+		}
+		if (!v)
+			goto bad;
+		i++;
+		if (!strcmp(f, "--name") && box_name_valid(v))
+			w->name = v;
+		else if (!strcmp(f, "--runtime") && v[0] == '/')
+			w->runtime = v;
+		else if (!strcmp(f, "--timeout") && parse_seconds(v, &ull) == 0)
+			w->timeout = ull;
+		else if (!strcmp(f, "--memory") && parse_size(v, 0, &u) == 0)
+			w->limits.memory = u, w->limits.memory_given = 1;
+		else if (!strcmp(f, "--pids-limit") && parse_u64(v, &ull) == 0)
+			w->limits.pids = ull, w->limits.pids_given = 1;
+		else if (!strcmp(f, "--cpus") && parse_cpus(v, &u) == 0)
+			w->limits.cpu_micro = u;
+		else if (!strcmp(f, "--image"))
+			snprintf(w->rec.image, sizeof w->rec.image, "%s", v);
+		else if (!strcmp(f, "--lower") && v[0] == '/')
+			snprintf(w->rec.lower, sizeof w->rec.lower, "%s", v);
+		else if (!strcmp(f, "--label") && strchr(v, '=') && w->rec.nlabels < RECORD_MAX_LABELS)
+			w->rec.labels[w->rec.nlabels++] = (char *)v;
+		else if (!strcmp(f, "--seccomp"))
+			snprintf(w->rec.seccomp, sizeof w->rec.seccomp, "%s", v);
+		else if (!strcmp(f, "--caps"))
+			w->rec.caps = strtoull(v, NULL, 16);
+		else if (!strcmp(f, "--user"))
+			snprintf(w->rec.user, sizeof w->rec.user, "%s", v);
+		else
+			goto bad;
+	}
+	if (!w->name || !w->runtime) {
+		fatal("box", "kern-wait: --name and --runtime are required");
+		return EXIT_CLI;
+	}
+	return 0;
+bad:
+	fatal("box", "kern-wait: bad or unknown flag '%s' (or a bad value for it)", f);
+	return EXIT_CLI;
+}
+
+static int wait_main(int argc, char **argv)
+{
+	struct wait_args w = {0};
+	struct cg_box *cg = NULL;
+	int next = split_dashdash(argc, argv), rc;
+
+	if (next < 0 || next >= argc) {
+		fatal("box", "kern-wait: missing `-- NEXT...`");
+		return EXIT_CLI;
+	}
+	if ((rc = parse(argv, next - 1, &w)))
+		return rc;
+	w.next = argv + next;
+	/* From kern-ns: the map it wrote. Never passed on to the box. */
+	const char *map_env = getenv(NS_MAP_ENV);
+	int range_wanted = map_env && strcmp(map_env, "single") != 0;
+	int silent_single = map_env && !strcmp(map_env, "single-silent");
+	unsetenv(NS_MAP_ENV);
+	if ((rc = read_defer(&w)))
+		return rc;
+	int started_fd = env_fd("KERN_STARTED_FD");
+	if (started_fd >= 0)
+		set_cloexec(started_fd, 1);
+
+	if (runtime_prepare(w.runtime) < 0)
+		return EXIT_SETUP;
+	snprintf(w.rec.name, sizeof w.rec.name, "%s", w.name);
+	w.rec.sup_pid = getpid();
+	w.rec.sup_start = proc_start_time(w.rec.sup_pid);
+	w.rec.created = (long long)time(NULL);
+	if (scratch_path(w.runtime, w.name, w.rec.scratch, sizeof w.rec.scratch) < 0) {
+		setup_failed("no scratch directory off overlayfs: %s", strerror(errno));
+		return EXIT_SETUP;
+	}
+	if ((rc = registry_claim(w.runtime, &w.rec)))
+		return rc;
+	char scratch[4096];
+	if (scratch_create(w.runtime, w.name, w.overlay,
+			   range_wanted || w.rec.user[0] != 0 || (w.deferred && w.nc.range),
+			   w.deferred ? &w.nc.ids : NULL, scratch, sizeof scratch) < 0 ||
+	    (rc = cg_open(w.name, getpid(), &w.limits, &cg)) != 0) {
+		rmtree(w.rec.scratch);
+		registry_remove(w.runtime, &w.rec);
+		return rc ? rc : EXIT_SETUP;
+	}
+	w.rec.byte1 = cg_byte1(cg);
+	snprintf(w.rec.cgroup, sizeof w.rec.cgroup, "%s", cg_record(cg));
+	registry_update(w.runtime, &w.rec);
+
+	struct supervisor s = {.runtime = w.runtime, .rec = &w.rec, .scratch = w.rec.scratch,
+			       .cg = cg, .timeout = w.timeout, .started_fd = started_fd,
+			       .alive_fd = env_fd("KERN_ALIVE_FD"), .detach_fd = -1, .chain = 1,
+			       .pid1 = pid1_exec, .ctx = &w, .tty = w.tty};
+	if (w.deferred) {
+		/* A shifted PID 1 cannot walk root's runtime directory to scratch;
+		 * it inherits it as its working directory (fs_config). */
+		w.rec.shifted = 1;
+		registry_update(w.runtime, &w.rec);
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, w.sync) < 0 ||
+		    chdir(scratch) < 0) {
+			setup_failed("%s: %s", w.sync[0] < 0 ? "socketpair" : scratch, strerror(errno));
+			cg_destroy(cg);
+			rmtree(w.rec.scratch);
+			registry_remove(w.runtime, &w.rec);
+			return EXIT_SETUP;
+		}
+		s.prepare = deferred_prepare;
+		s.clone_flags = ns_flags(&w.nc);
+	}
+	rc = supervise(&s);
+	if (silent_single && rc != 0 && rc != EXIT_SETUP)
+		note("%s", single_map_note);
+	return rc;
+}
+
+APPLET(wait, "supervise the box: PID 1, deadline, reaping, outcome bytes", usage, wait_main);

@@ -1,0 +1,197 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/path.h"
+
+int path_is_clean_abs(const char *p)
+{
+	if (!p || p[0] != '/')
+		return 0;
+	for (const char *c = p; *c;) {
+		while (*c == '/')
+			c++;
+		const char *e = strchrnul(c, '/');
+		size_t n = (size_t)(e - c);
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		c = e;
+	}
+	return strchr(p, '\n') == NULL;
+}
+
+int path_collapse(const char *p, char *out, size_t len)
+{
+	size_t o = 0;
+	for (; *p; p++) {
+		if (*p == '/' && o > 0 && out[o - 1] == '/')
+			continue;
+		if (o + 1 >= len) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		out[o++] = *p;
+	}
+	if (o > 1 && out[o - 1] == '/')
+		o--;
+	out[o] = 0;
+	return 0;
+}
+
+int path_is_under(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+	if (n == 1 && b[0] == '/')
+		return a[0] == '/';
+	return strncmp(a, b, n) == 0 && (a[n] == 0 || a[n] == '/');
+}
+
+static int walk_components(int dirfd, const char *rel, int flags, mode_t mode)
+{
+	char buf[4096];
+	int cur = -1;
+	size_t n = strlen(rel);
+	if (n >= sizeof buf) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, rel, n + 1);
+	char *c = buf;
+	while (*c == '/')
+		c++;
+	if (!*c)
+		return openat(dirfd, ".", flags | O_CLOEXEC, mode);
+	for (;;) {
+		char *e = strchrnul(c, '/');
+		int last;
+		char *next = e;
+		while (*next == '/')
+			next++;
+		last = *next == 0;
+		*e = 0;
+		if (strcmp(c, "..") == 0) {
+			if (cur >= 0)
+				close(cur);
+			errno = EXDEV;
+			return -1;
+		}
+		int base = cur >= 0 ? cur : dirfd;
+		int fd = last ? openat(base, c, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+			      : openat(base, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			int saved = errno;
+			struct stat st;
+			/* O_DIRECTORY|O_NOFOLLOW on a symlink gives ENOTDIR; say ELOOP. */
+			if (saved == ENOTDIR && fstatat(base, c, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode))
+				saved = ELOOP;
+			if (cur >= 0)
+				close(cur);
+			errno = saved;
+			return -1;
+		}
+		if (cur >= 0)
+			close(cur);
+		if (last)
+			return fd;
+		cur = fd;
+		c = next;
+	}
+}
+
+int open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
+{
+	static int no_openat2;
+	if (!no_openat2) {
+		struct open_how how = {
+			.flags = (unsigned long long)(flags | O_NOFOLLOW | O_CLOEXEC),
+			.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+		while (*rel == '/')
+			rel++;
+		long fd = syscall(SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof how);
+		if (fd >= 0 || errno != ENOSYS)
+			return (int)fd;
+		no_openat2 = 1;
+	}
+	return walk_components(dirfd, rel, flags, mode);
+}
+
+int open_nofollow_abs(const char *abs)
+{
+	struct stat st;
+	int root, fd;
+	if (!abs || abs[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -1;
+	fd = walk_components(root, abs + 1, O_PATH, 0);
+	close(root);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+		close(fd);
+		errno = ELOOP;
+		return -1;
+	}
+	return fd;
+}
+
+int mkdir_beneath(int dirfd, const char *rel, mode_t mode)
+{
+	char buf[4096];
+	int cur;
+	size_t n = strlen(rel);
+	if (n >= sizeof buf) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, rel, n + 1);
+	cur = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return -1;
+	for (char *c = buf; *c;) {
+		while (*c == '/')
+			c++;
+		if (!*c)
+			break;
+		char *e = strchrnul(c, '/');
+		char save = *e;
+		*e = 0;
+		if (strcmp(c, ".") == 0 || strcmp(c, "..") == 0) {
+			close(cur);
+			errno = EINVAL;
+			return -1;
+		}
+		if (mkdirat(cur, c, mode) < 0 && errno != EEXIST) {
+			int saved = errno;
+			close(cur);
+			errno = saved;
+			return -1;
+		}
+		int fd = openat(cur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			int saved = errno;
+			struct stat st;
+			if (saved == ENOTDIR && fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode))
+				saved = ELOOP;
+			close(cur);
+			errno = saved;
+			return -1;
+		}
+		close(cur);
+		cur = fd;
+		*e = save;
+		c = e;
+	}
+	return cur;
+}

@@ -1,0 +1,297 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/diag.h"
+#include "base/fdutil.h"
+#include "box/idmount.h"
+#include "box/ns.h"
+#include "base/path.h"
+#include "box/supervise.h"
+
+/* PID 1 -> supervisor: one host path. */
+struct idm_req {
+	char kind;		/* 'L' overlay lower, 'B' bind */
+	char ro;
+	char path[PATH_MAX];	/* NUL-terminated; only what is used is sent */
+};
+
+/* Supervisor -> PID 1: the tree (SCM_RIGHTS) when err is 0, else the
+ * errno and the step that failed. */
+struct idm_reply {
+	int err;
+	char step[160];
+};
+
+/* ---- PID 1's side ---- */
+
+int idm_source(int idm_fd, const char *src, int lower, const struct bind_opts *o, int *tree,
+	       const char **what)
+{
+	static char step[sizeof ((struct idm_reply *)0)->step];
+	struct idm_req req = {.kind = lower ? 'L' : 'B', .ro = (char)(o->ro || lower)};
+	struct idm_reply rep;
+	size_t n = strlen(src);
+	int fd = -1, nfds;
+
+	*tree = 0;
+	*what = "open";
+	if (idm_fd < 0)
+		return open_nofollow_abs(src);
+	if (n >= sizeof req.path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(req.path, src, n + 1);
+	*what = "asking the supervisor for an idmapped mount of";
+	if (send_fds(idm_fd, &req, offsetof(struct idm_req, path) + n + 1, NULL, 0) < 0)
+		return -1;
+	long got = recv_fds(idm_fd, &rep, sizeof rep, &fd, 1, &nfds);
+	if (got != (long)sizeof rep || (rep.err == 0 && nfds != 1)) {
+		if (nfds == 1)
+			close(fd);
+		errno = got < 0 ? errno : EPROTO;
+		return -1;
+	}
+	if (rep.err) {
+		if (nfds == 1)
+			close(fd);
+		memcpy(step, rep.step, sizeof step);
+		step[sizeof step - 1] = 0;
+		*what = step;
+		errno = rep.err;
+		return -1;
+	}
+	*tree = 1;
+	return fd;
+}
+
+int idm_attach(int fd, int tree, int dstfd, const char *dstpath, const struct bind_opts *o,
+	       const char **what)
+{
+	return tree ? bind_attach(fd, dstfd, what) : bind_fd(fd, dstfd, dstpath, o, what);
+}
+
+/* ---- the supervisor's side ---- */
+
+struct idm_state {
+	pid_t pid1;
+	const struct ns_config *cfg;
+	int own;	/* PID 1's user namespace */
+	int helper;	/* `0 BASE 1` + identity, for a range box's binds */
+	pid_t helper_pid;
+};
+
+/* The helper child below: it only holds its user namespace until the
+ * supervisor has a descriptor of it. It shares the supervisor's memory
+ * (CLONE_VM: no page tables to copy on the start path) and touches none of
+ * it but its own stack and these two numbers; read() ends at EOF, also
+ * when the supervisor dies. */
+static int helper_rd = -1, helper_wr = -1;
+static char helper_stack[16384] __attribute__((aligned(16)));
+
+static int helper_hold(void *arg)
+{
+	char b;
+	(void)arg;
+	close(helper_wr);
+	return read(helper_rd, &b, 1) < 0;
+}
+
+/* A user namespace that only serves as an idmap: a child is cloned into
+ * it, its maps written and the namespace kept by descriptor; the child,
+ * let go, is reaped later (*child) off PID 1's path. */
+static int helper_userns(const struct ns_ids *r, pid_t *child)
+{
+	const struct ns_ids ids = *r;
+	char umap[128], gmap[128], path[64];
+	int p[2], fd = -1, e = 0;
+
+	*child = -1;
+	if (ids.ubase == 0 || ids.gbase == 0) {
+		errno = EINVAL;	/* ids never read: an identity map would be host root */
+		return -1;
+	}
+	snprintf(umap, sizeof umap, "0 %lu 1\n", ids.ubase);
+	if (ids.ucount > 1)
+		snprintf(umap + strlen(umap), sizeof umap - strlen(umap), "%lu %lu %lu\n",
+			 ids.ubase + 1, ids.ubase + 1, ids.ucount - 1);
+	snprintf(gmap, sizeof gmap, "0 %lu 1\n", ids.gbase);
+	if (ids.gcount > 1)
+		snprintf(gmap + strlen(gmap), sizeof gmap - strlen(gmap), "%lu %lu %lu\n",
+			 ids.gbase + 1, ids.gbase + 1, ids.gcount - 1);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	helper_rd = p[0];
+	helper_wr = p[1];
+	pid_t c = clone(helper_hold, helper_stack + sizeof helper_stack, CLONE_VM | CLONE_NEWUSER | SIGCHLD,
+			NULL);
+	if (c < 0) {
+		e = errno;
+	} else {
+		char gpath[64];
+		snprintf(path, sizeof path, "/proc/%d/uid_map", (int)c);
+		snprintf(gpath, sizeof gpath, "/proc/%d/gid_map", (int)c);
+		if (write_small_file(path, umap) < 0 || write_small_file(gpath, gmap) < 0)
+			e = errno;
+		snprintf(path, sizeof path, "/proc/%d/ns/user", (int)c);
+		if (!e && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			e = errno;
+	}
+	close(p[0]);
+	close(p[1]);
+	*child = c;
+	errno = e;
+	return fd;
+}
+
+static void reap(pid_t child)
+{
+	if (child > 0)
+		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
+static int own_userns(struct idm_state *st)
+{
+	char path[64];
+	if (st->own < 0) {
+		snprintf(path, sizeof path, "/proc/%d/ns/user", (int)st->pid1);
+		st->own = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	return st->own;
+}
+
+/* The tree of one request, or -1 with errno and *what. */
+static int make_tree(struct idm_state *st, const struct idm_req *req, const char **what)
+{
+	int lower = req->kind == 'L';
+	int userns;
+	if (lower || !st->cfg->range) {
+		*what = "open PID 1's user namespace for";
+		userns = own_userns(st);
+	} else {
+		*what = "make the idmap's user namespace for";
+		if (st->helper < 0)
+			st->helper = helper_userns(&st->cfg->ids, &st->helper_pid);
+		userns = st->helper;
+	}
+	if (userns < 0)
+		return -1;
+	*what = "open";
+	int sfd = open_nofollow_abs(req->path);
+	if (sfd < 0)
+		return -1;
+	/* Recursive: a bind made in the box's user namespace would take the
+	 * submounts (they are locked there), and so does this one. */
+	struct bind_opts o = {.ro = req->ro || lower, .idmap = 1, .userns_fd = userns,
+			      .recursive = 1};
+	int tree = bind_clone(sfd, &o, what);
+	if (tree < 0 && errno == EINVAL && !lower) {
+		/* A filesystem that cannot be idmapped (NFS, FUSE, overlayfs...):
+		 * the bind still works, its files just belong to nobody in the
+		 * box, which therefore holds less over them, never more. */
+		const char *why = *what;
+		o.idmap = 0;
+		tree = bind_clone(sfd, &o, what);
+		if (tree >= 0)
+			note("%s (or a mount below it) cannot be idmapped (%s: %s): in the box its "
+			     "files belong to nobody",
+			     req->path, why, strerror(EINVAL));
+	}
+	int e = errno;
+	close(sfd);
+	if (tree < 0 && e == ENOSYS)
+		*what = "idmapped mounts, which root's boxes need (Linux 5.12; --map-host-root does "
+			"without), for";
+	errno = e;
+	return tree;
+}
+
+int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg, struct supervisor *s)
+{
+	struct idm_state st = {.pid1 = pid1, .cfg = cfg, .own = -1, .helper = -1, .helper_pid = -1};
+	struct idm_req req;
+	int rc = 0, e = 0;
+	for (;;) {
+		int stray[1], nfds;
+		if (supervise_wait(s, sock) < 0) {
+			rc = -1;
+			e = errno;
+			break;
+		}
+		long n = recv_fds(sock, &req, sizeof req, stray, 1, &nfds);
+		if (nfds)
+			close(stray[0]);
+		if (n <= 0) {
+			/* End of file: PID 1 has its root (or died, and says why). */
+			rc = n < 0 ? -1 : 0;
+			e = errno;
+			break;
+		}
+		struct idm_reply rep = {0};
+		const char *what = "request";
+		int tree = -1;
+		size_t plen = (size_t)n > offsetof(struct idm_req, path) ?
+				      (size_t)n - offsetof(struct idm_req, path) : 0;
+		if (plen == 0 || req.path[plen - 1] != 0 || (req.kind != 'L' && req.kind != 'B') ||
+		    !path_is_clean_abs(req.path))
+			errno = EINVAL;
+		else
+			tree = make_tree(&st, &req, &what);
+		if (tree < 0) {
+			rep.err = errno ? errno : EIO;
+			snprintf(rep.step, sizeof rep.step, "%s", what);
+		}
+		int sent = send_fds(sock, &rep, sizeof rep, &tree, tree >= 0);
+		if (tree >= 0)
+			close(tree);
+		if (sent < 0) {
+			rc = -1;
+			e = errno;
+			break;
+		}
+	}
+	if (st.own >= 0)
+		close(st.own);
+	if (st.helper >= 0)
+		close(st.helper);
+	reap(st.helper_pid);
+	errno = e;
+	return rc;
+}
+
+int idm_probe(const char *path, const char **what)
+{
+	*what = "make the idmap's user namespace for";
+	struct ns_ids ids;
+	pid_t child;
+	ns_root_ids(&ids);
+	int userns = helper_userns(&ids, &child), tree = -1;
+	reap(child);
+	if (userns < 0)
+		return -1;
+	*what = "open";
+	int sfd = open_nofollow_abs(path);
+	if (sfd >= 0) {
+		/* The filesystem at path, not what is mounted below it. */
+		const struct bind_opts o = {.ro = 1, .idmap = 1, .userns_fd = userns};
+		tree = bind_clone(sfd, &o, what);
+	}
+	int e = errno;
+	if (sfd >= 0)
+		close(sfd);
+	if (tree >= 0)
+		close(tree);
+	close(userns);
+	errno = e;
+	return tree < 0 ? -1 : 0;
+}

@@ -1,0 +1,200 @@
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "box/boxns.h"
+#include "base/diag.h"
+#include "base/fdutil.h"
+#include "box/init.h"
+#include "lockdown/lockdown.h"
+#include "base/proctitle.h"
+#include "box/pty.h"
+#include "box/report.h"
+
+const int init_forwarded[6] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+/* The workload is spawned, not forked: posix_spawn shares init's memory
+ * until the exec (CLONE_VM|CLONE_VFORK), so no page tables are copied,
+ * which is most of what a fork costs. It starts in a session of its own
+ * (so no kill(0, ...) of it reaches init, and none of init's reaches the
+ * caller), with default dispositions for the signals init handles and with
+ * the mask kern found; the three sanctioned pipes are close-on-exec. */
+static pid_t spawn_workload(char **argv, char **env, const sigset_t *orig)
+{
+	extern char **environ;
+	posix_spawnattr_t attr;
+	sigset_t dfl;
+	pid_t child;
+	init_signal_set(&dfl);
+	if (posix_spawnattr_init(&attr) != 0)
+		step_fail("posix_spawnattr_init: %s", strerror(ENOMEM));
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
+	posix_spawnattr_setsigmask(&attr, orig);
+	posix_spawnattr_setsigdefault(&attr, &dfl);
+	/* posix_spawnp searches the PATH of environ: the box's, never the
+	 * host's. init needs the host environment no more. */
+	environ = env;
+	int err = posix_spawnp(&child, argv[0], NULL, &attr, argv, env);
+	posix_spawnattr_destroy(&attr);
+	/* EAGAIN is the clone failing (no task left), not the command. */
+	if (err == EAGAIN)
+		step_fail("spawn the workload: %s", strerror(err));
+	if (err)
+		exec_fail(argv[0], err);
+	return child;
+}
+
+/* -t: the workload's session has the box's pty as its controlling
+ * terminal, on fds 0-2. That takes an ioctl between the fork and the exec,
+ * which posix_spawn cannot do; interactive boxes do not count microseconds. */
+static pid_t fork_on_tty(char **argv, char **env, const sigset_t *orig, int slave)
+{
+	extern char **environ;
+	pid_t child = fork();
+	if (child < 0)
+		step_fail("fork the workload: %s", strerror(errno));
+	if (child > 0)
+		return child;
+	if (pty_take(slave) < 0)
+		step_fail("make the box's pty the workload's terminal: %s", strerror(errno));
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+		signal(init_forwarded[i], SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, orig, NULL);
+	environ = env;
+	execvp(argv[0], argv);
+	exec_fail(argv[0], errno);
+}
+
+/* -t, before the lockdown (the pty goes to a --user, which takes
+ * CAP_CHOWN): a pty of the box's devpts, with the caller's terminal modes
+ * and size (fd 0 is still the caller's terminal); the master goes to the
+ * supervisor, which relays it. Returns the slave. */
+static int open_tty(const struct run_config *rc, int report_fd)
+{
+	char why[512];
+	int master, slave;
+	if (report_fd < 0)
+		step_fail("-t needs a supervisor to relay the terminal (run under kern-wait --tty)");
+	int dir = pty_devpts_dir();
+	if (dir < 0)
+		step_fail("-t: /dev/pts in the box is not a devpts of its own (run under kern-fs --tty): %s",
+			  strerror(errno));
+	long uid = rc->ld.user_set ? (long)rc->ld.uid : -1;
+	if (pty_open(dir, 0, uid, &master, &slave, why, sizeof why) < 0)
+		step_fail("-t: %s", why);
+	close(dir);
+	char tag = PTY_TAG;
+	if (send_fds(report_fd, &tag, 1, &master, 1) < 0)
+		step_fail("-t: cannot hand the pty to the supervisor: %s", strerror(errno));
+	close(master);
+	return slave;
+}
+
+void init_signal_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+		sigaddset(set, init_forwarded[i]);
+}
+
+void forward_until_sigchld(pid_t child, const sigset_t *set, int outside_only)
+{
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(set, &si);
+		if (sig == SIGCHLD)
+			return;
+		/* A sender outside the box's pid namespace shows as pid 0:
+		 * the supervisor, kern stop. What the box sends init itself is
+		 * not turned back on the workload. */
+		if (sig > 0 && (!outside_only || si.si_pid == 0))
+			kill(child, sig);
+	}
+}
+
+/* What init waits for: SIGCHLD, the forwarded signals and SIGCONT, which
+ * the supervisor sends after its deadline's SIGTERM: a stopped workload
+ * (kill(0, SIGSTOP) from inside) must wake up to act on it. */
+static void init_wait_set(sigset_t *set)
+{
+	init_signal_set(set);
+	sigaddset(set, SIGCONT);
+}
+
+static void __attribute__((noreturn)) reap_until(pid_t child, int report_fd)
+{
+	sigset_t set;
+	init_wait_set(&set);
+	for (;;) {
+		forward_until_sigchld(child, &set, 1);
+		int st;
+		pid_t p;
+		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (p != child)
+				continue;
+			if (report_fd >= 0) {
+				struct init_report r = {.status = st};
+				(void)write_all(report_fd, &r, sizeof r);
+			}
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		}
+	}
+}
+
+void init_run(const struct run_config *rc, int report_fd, int alive_fd)
+{
+	sigset_t block, orig;
+	int keep[4] = {alive_fd, diag_status_fd, report_fd, -1};
+
+	alive_remember(alive_fd);
+	/* Before the workload exists: nothing in the box may open init's
+	 * memory or descriptors (/proc/1/mem, /proc/1/fd, pidfd_getfd), or
+	 * it could clear init's parent-death signal and outlive a killed
+	 * supervisor. Then init's namespaces go to the supervisor, for kern
+	 * exec (boxns.h). */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		step_fail("prctl(PR_SET_DUMPABLE, 0): %s", strerror(errno));
+	if (report_fd >= 0 && box_ns_send(report_fd) < 0)
+		step_fail("cannot hand the box's namespaces to the supervisor: %s", strerror(errno));
+	if (rc->tty)
+		keep[3] = open_tty(rc, report_fd);
+	/* 29-32: rlimits, AppArmor, capabilities and user, no_new_privs, seccomp. */
+	if (lockdown_apply(&rc->ld, 0) != 0) {
+		alive_fail();
+		_exit(EXIT_SETUP);
+	}
+	if (!seccomp_installed())
+		step_fail("the seccomp filter is not installed in PID 1; refusing to run the workload");
+	/* /proc/1/cmdline is readable by everything in the box: kern's argv
+	 * (host paths of binds, the applet chain) goes. */
+	proctitle_set("kern-init");
+	/* 33: nothing but the three sanctioned pipes (and -t's pty) survives,
+	 * all close-on-exec. */
+	close_fds_except(keep, 4);
+	for (int i = 0; i < 3; i++)
+		if (keep[i] >= 0)
+			set_cloexec(keep[i], 1);
+	/* Block before forking so no signal meant for the workload is lost. */
+	init_wait_set(&block);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+	/* 34 */
+	status_forked();
+	pid_t child = rc->tty ? fork_on_tty(rc->argv, rc->env, &orig, keep[3])
+			      : spawn_workload(rc->argv, rc->env, &orig);
+	if (keep[3] >= 0)
+		close(keep[3]);
+	if (alive_fd >= 0)
+		close(alive_fd);
+	if (diag_status_fd >= 0) {
+		close(diag_status_fd);
+		diag_status_fd = -1;
+	}
+	reap_until(child, report_fd);
+}

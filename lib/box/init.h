@@ -1,0 +1,32 @@
+/* PID 1, part two (isolation.md §2.7 steps 28-34) and kern's init: lock
+ * the process down, fork the workload, then reap every orphan, forward
+ * signals and report how the workload ended. */
+#ifndef KERN_INIT_H
+#define KERN_INIT_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include "box/box.h"
+
+/* Never returns. report_fd carries the workload's wait status to the
+ * supervisor (-1 standalone); alive_fd is KERN_ALIVE_FD or -1. init
+ * overwrites main()'s argv (proctitle.h): nothing in rc may point into
+ * it (rc->ld.apparmor may, it is used before). */
+void init_run(const struct run_config *rc, int report_fd, int alive_fd) __attribute__((noreturn));
+
+/* The signals init forwards to the workload. */
+extern const int init_forwarded[6];
+
+
+/* set = SIGCHLD plus init_forwarded: what a forwarding parent blocks and
+ * waits for. */
+void init_signal_set(sigset_t *set);
+/* Wait (set blocked) until SIGCHLD arrives, passing every other signal of
+ * set on to child. The child is in a session of its own, so nothing else
+ * (no terminal, no kill of the caller's group) reaches it: every signal
+ * is passed on once. outside_only (init): only those sent from outside
+ * the box's pid namespace. */
+void forward_until_sigchld(pid_t child, const sigset_t *set, int outside_only);
+
+#endif

@@ -1,0 +1,70 @@
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/diag.h"
+#include "egress/egress.h"
+#include "base/fdutil.h"
+#include "box/idmount.h"
+#include "box/ns.h"
+#include "box/pid1sync.h"
+#include "box/report.h"
+#include "box/supervise.h"
+
+void pid1sync_wait(int sock, int shifted, int egress)
+{
+	const char *what;
+	char b;
+	/* A supervisor that fails or dies kills PID 1; its word says why. */
+	if (read(sock, &b, 1) != 1 || b != 'm')
+		_exit(EXIT_SETUP);
+	if (shifted && ns_become_root(&what) < 0)
+		step_fail("%s in the box's user namespace: %s", what, strerror(errno));
+	/* The uid change cleared the parent-death signal for a moment. */
+	if (shifted && peer_closed(sock))
+		_exit(EXIT_SETUP);
+	if (egress) {
+		int stage, fd = egress_listen(&stage), e = errno;
+		char msg[2 + sizeof e] = {fd >= 0 ? 'L' : 'E', (char)stage};
+		memcpy(msg + 2, &e, sizeof e);
+		(void)send_fds(sock, msg, sizeof msg, &fd, fd >= 0);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* 8, second half: PID 1's listener to the proxy. -1 when stopped. */
+static int hand_egress(int sock, int egress_ctl, struct supervisor *s)
+{
+	char msg[2 + sizeof(int)];
+	int listener = -1, got, err = 0;
+	if (supervise_wait(s, sock) < 0)
+		return -1;
+	long n = recv_fds(sock, msg, sizeof msg, &listener, 1, &got);
+	if (n != (long)sizeof msg) {
+		/* PID 1 died in setup; its status says why. */
+		if (listener >= 0)
+			close(listener);
+		return 0;
+	}
+	memcpy(&err, msg + 2, sizeof err);
+	(void)egress_hand_over(egress_ctl, msg[0] == 'L' ? listener : -1, msg[1], err);
+	return 0;
+}
+
+int pid1sync_serve(int sock, pid_t pid1, const struct ns_config *nc, int egress, int egress_ctl,
+		   struct supervisor *s)
+{
+	(void)send(sock, "m", 1, MSG_NOSIGNAL);
+	if (egress && hand_egress(sock, egress_ctl, s) < 0)
+		return SUPERVISE_STOPPED;
+	/* A shifted PID 1's host files: idmapped here until it has its root. */
+	if (ns_shifted(nc) && idm_serve(sock, pid1, nc, s) < 0) {
+		if (errno == ECANCELED && s && s->stopped)
+			return SUPERVISE_STOPPED;
+		setup_failed("serving PID 1's idmapped mounts: %s", strerror(errno));
+		return EXIT_SETUP;
+	}
+	return 0;
+}

@@ -1,0 +1,31 @@
+/* The start handshake of a PID 1 cloned into new namespaces by a
+ * supervisor that stays in the host's (kern box; kern-wait for a shifted
+ * box, ns.h), over a SEQPACKET socket pair. After writing PID 1's id maps
+ * (ns_map) the supervisor sends 'm'; PID 1 becomes box root if the box is
+ * shifted and, with --egress-allow, sends the listener it made in the box's
+ * network namespace, which the supervisor hands to the proxy; a shifted
+ * PID 1 then asks for its idmapped mounts (idmount.h) until it closes its
+ * end. */
+#ifndef KERN_PID1SYNC_H
+#define KERN_PID1SYNC_H
+
+#include <sys/types.h>
+
+#include "box/box.h"
+
+/* PID 1: returns once mapped (and, egress, once the listener is sent).
+ * A supervisor that failed or died ends PID 1 (125); a failed uid change
+ * is a setup failure. */
+void pid1sync_wait(int sock, int shifted, int egress);
+
+struct supervisor;
+
+/* The supervisor, after ns_map(): 0 once PID 1 has what it needs (or
+ * died in setup, which its status pipe reports); SUPERVISE_STOPPED when a
+ * stop signal or the deadline came first (supervise_wait(s, ...) before
+ * every read); else 125, printed. egress_ctl is the proxy's control
+ * socket (-1: none or failed). */
+int pid1sync_serve(int sock, pid_t pid1, const struct ns_config *nc, int egress, int egress_ctl,
+		   struct supervisor *s);
+
+#endif

@@ -1,0 +1,665 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/mount.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "box/bindmount.h"
+#include "base/diag.h"
+#include "box/idmount.h"
+#include "box/mountutil.h"
+#include "base/path.h"
+#include "box/pty.h"
+#include "box/report.h"
+#include "box/rootfs.h"
+#include "base/testhook.h"
+
+#define NOSUID_NODEV (MS_NOSUID | MS_NODEV)
+
+/* tmpfs options: mode, and size= unless size is 0 (unlimited: only the
+ * memory cgroup the pages are charged to bounds it). */
+static const char *tmpfs_opts(char *buf, size_t len, const char *mode, uint64_t size)
+{
+	if (size)
+		snprintf(buf, len, "mode=%s,size=%llu", mode, (unsigned long long)size);
+	else
+		snprintf(buf, len, "mode=%s", mode);
+	return buf;
+}
+
+/* A shifted box's layer (below), made with the new mount API: PID 1
+ * reaches its scratch only through a descriptor, and a tmpfs mounted over
+ * the directory behind a descriptor is not reached through it (a jump
+ * through /proc/self/fd does not cross into the mount on top); the tmpfs's
+ * own descriptor is. Returns it, attached on scratch, or -1 with *what. */
+static int attach_tmpfs(const char *scratch, uint64_t size, const char **what)
+{
+	char sz[32];
+	int fs, mnt = -1;
+	*what = "fsopen(tmpfs)";
+	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -1;
+	snprintf(sz, sizeof sz, "%llu", (unsigned long long)size);
+	*what = "fsconfig(mode, size)";
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) == 0 &&
+	    (!size || syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", sz, 0) == 0) &&
+	    (*what = "fsconfig(FSCONFIG_CMD_CREATE)",
+	     syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)) {
+		*what = "fsmount";
+		mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+				   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	}
+	int e = errno;
+	close(fs);
+	errno = e;
+	if (mnt < 0)
+		return -1;
+	*what = "move_mount";
+	if (syscall(SYS_move_mount, mnt, "", AT_FDCWD, scratch,
+		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_SYMLINKS) < 0) {
+		e = errno;
+		close(mnt);
+		errno = e;
+		return -1;
+	}
+	return mnt;
+}
+
+/* The box's writable layer (OT-7): a size-capped tmpfs over the scratch
+ * directory, private to this mount namespace, holding the overlay's
+ * merged/, upper/ and work/. A box can fill it (ENOSPC at --disk) but not
+ * the host's disk; its pages are charged to the memory cgroup of the
+ * process that writes them, the box's; it is gone with the box. upper/
+ * keeps the mode kern-wait gave it on disk (the box's / takes it). On a
+ * kernel whose tmpfs has no user.* xattrs (before 6.6) overlayfs cannot
+ * keep its whiteouts and opaque directories there with userxattr: the
+ * layer stays on the scratch directory's filesystem, uncapped, with a
+ * warning. scratch is where this process reaches the scratch directory;
+ * a shifted box's becomes the layer's path. Returns the layer's
+ * descriptor to keep until the pivot, or -1. */
+static int mount_layer(const struct fs_config *c, char *scratch, size_t len)
+{
+	static const char *const subs[] = {"merged", "upper", "work"};
+	char opts[128], sub[4096], disk[4096];
+	const char *what = "mount(tmpfs)";
+	struct stat up;
+	int layer = -1;
+	snprintf(disk, sizeof disk, "%s", scratch);
+	snprintf(sub, sizeof sub, "%s/upper", disk);
+	if (stat(sub, &up) < 0)
+		step_fail("stat %s: %s", sub, strerror(errno));
+	if (c->shifted ? (layer = attach_tmpfs(disk, c->disk, &what)) < 0
+		       : mount("tmpfs", disk, "tmpfs", NOSUID_NODEV,
+			       tmpfs_opts(opts, sizeof opts, "0700", c->disk)) < 0)
+		step_fail("%s (the writable layer) on %s: %s", what, c->scratch, strerror(errno));
+	if (layer >= 0)
+		fd_path(layer, scratch, len);
+	/* The test build can play such a kernel. */
+	if ((setxattr(scratch, "user.kern", "", 0, 0) < 0 && (errno == EOPNOTSUPP || errno == ENOTSUP)) ||
+	    test_flag("KERN_TEST_NO_TMPFS_XATTR")) {
+		if (umount2(scratch, MNT_DETACH) < 0)
+			step_fail("umount %s: %s", c->scratch, strerror(errno));
+		if (layer >= 0)
+			close(layer);
+		snprintf(scratch, len, "%s", disk);
+		warning("the writable layer is not size-capped: this kernel's tmpfs has no user "
+			"xattrs for an overlay upper (Linux 6.6); writes to / land in %s", c->scratch);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+		snprintf(sub, sizeof sub, "%s/%s", scratch, subs[i]);
+		mode_t mode = i == 1 ? (up.st_mode & 07777) : 0700;
+		/* chmod after mkdir: the umask must not narrow the upper's mode. */
+		if (mkdir(sub, mode) < 0 || chmod(sub, mode) < 0)
+			step_fail("mkdir %s: %s", sub, strerror(errno));
+	}
+	return layer;
+}
+
+/* The start socket of a shifted box (idmount.h), else -1. */
+static int idm_fd(const struct fs_config *c)
+{
+	return c->shifted ? c->idm_fd : -1;
+}
+
+/* A shifted box's overlay lower: the supervisor's idmapped tree of it,
+ * attached on <scratch>/lower (an overlay layer must be a mount of this
+ * namespace). Returns a descriptor of its root. */
+static int idmapped_lower(const struct fs_config *c, const char *scratch)
+{
+	const struct bind_opts ro = {.ro = 1};
+	const char *what;
+	char at[4200];
+	int tree, fd;
+	int src = idm_source(c->idm_fd, c->lower, 1, &ro, &tree, &what);
+	if (src < 0)
+		step_fail("%s %s: %s", what, c->lower, strerror(errno));
+	snprintf(at, sizeof at, "%s/lower", scratch);
+	if (mkdir(at, 0700) < 0 || (fd = open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		step_fail("mkdir %s: %s", at, strerror(errno));
+	if (idm_attach(src, tree, fd, at, &ro, &what) < 0)
+		step_fail("%s %s on %s: %s", what, c->lower, at, strerror(errno));
+	close(src);
+	close(fd);
+	/* Through the path, which now crosses into the attached tree. */
+	return open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* scratch: where upper/, work/ and merged/ are, as this process can reach
+ * them (see fs_build). */
+static void mount_root(const struct fs_config *c, const char *scratch, const char *merged)
+{
+	char opts[512], lo[64], up[64], wk[64], sub[4096];
+	int lfd, ufd, wfd;
+
+	switch (c->root) {
+	case ROOT_HOST:
+		/* The root is a tmpfs already: --disk sizes it. */
+		if (mount("tmpfs", merged, "tmpfs", NOSUID_NODEV,
+			  tmpfs_opts(opts, sizeof opts, "0755", c->disk)) < 0)
+			step_fail("mount tmpfs on %s: %s", merged, strerror(errno));
+		return;
+	case ROOT_BIND: {
+		/* Writable, and nosuid,nodev on every submount of DIR too. */
+		const struct bind_opts rw = {0};
+		const char *what;
+		int tree;
+		lfd = idm_source(idm_fd(c), c->lower, 0, &rw, &tree, &what);
+		if (lfd < 0)
+			step_fail("%s %s: %s", what, c->lower, strerror(errno));
+		ufd = open(merged, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (ufd < 0)
+			step_fail("open %s: %s", merged, strerror(errno));
+		if (idm_attach(lfd, tree, ufd, merged, &rw, &what) < 0)
+			step_fail("%s %s on %s: %s", what, c->lower, merged, strerror(errno));
+		close(lfd);
+		close(ufd);
+		return;
+	}
+	case ROOT_OVERLAY:
+		break;
+	}
+	/* userxattr always: PID 1 mounts from inside a user namespace even for
+	 * root, and trusted.* xattrs (whiteouts, opaque dirs) need privilege
+	 * over the initial one.
+	 * Directories by descriptor: no escaping of ',' or ':' in the lower's
+	 * path, and nothing can be swapped in between. */
+	lfd = c->shifted ? idmapped_lower(c, scratch) : open_nofollow_abs(c->lower);
+	if (lfd < 0)
+		step_fail("open overlay lower %s: %s", c->lower, strerror(errno));
+	snprintf(sub, sizeof sub, "%s/upper", scratch);
+	ufd = open(sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	snprintf(sub, sizeof sub, "%s/work", scratch);
+	wfd = open(sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ufd < 0 || wfd < 0)
+		step_fail("open %s: %s", sub, strerror(errno));
+	snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s%s", fd_path(lfd, lo, sizeof lo),
+		 fd_path(ufd, up, sizeof up), fd_path(wfd, wk, sizeof wk),
+		 ",userxattr");
+	if (mount("overlay", merged, "overlay", NOSUID_NODEV, opts) < 0) {
+		int e = errno;
+		if (e == EINVAL)
+			step_fail("mount overlay on %s: %s (is the scratch directory %s itself on "
+				  "overlayfs? nested overlay upper directories are refused by the kernel)",
+				  merged, strerror(e), c->scratch);
+		step_fail("mount overlay on %s (lower %s): %s", merged, c->lower, strerror(e));
+	}
+	close(lfd);
+	close(ufd);
+	close(wfd);
+}
+
+/* --net host on an image root: the host's resolver, copied into the
+ * box's private upper (never bound, so the box cannot write through). */
+static void copy_resolv_conf(int rootfd, const char *root)
+{
+	char buf[8192];
+	int in = open("/etc/resolv.conf", O_RDONLY | O_CLOEXEC);
+	ssize_t n = in < 0 ? -1 : read(in, buf, sizeof buf);
+	if (in >= 0)
+		close(in);
+	if (n < 0)
+		return;
+	int etc = mkdir_beneath(rootfd, "etc", 0755);
+	if (etc < 0)
+		step_fail("mkdir %s/etc: %s", root, strerror(errno));
+	(void)unlinkat(etc, "resolv.conf", 0);
+	int out = openat(etc, "resolv.conf", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0 || write(out, buf, (size_t)n) != n)
+		step_fail("write %s/etc/resolv.conf: %s", root, strerror(errno));
+	close(out);
+	close(etc);
+}
+
+static void mkdir_in(int rootfd, const char *root, const char *rel, mode_t mode)
+{
+	if (mkdirat(rootfd, rel, mode) < 0 && errno != EEXIST)
+		step_fail("mkdir %s/%s: %s", root, rel, strerror(errno));
+}
+
+/* Bind the host's device node /dev/<name> onto a new file at path. */
+static void bind_node(const char *path, const char *name)
+{
+	char host[32];
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0)
+		step_fail("create %s: %s", path, strerror(errno));
+	close(fd);
+	snprintf(host, sizeof host, "/dev/%s", name);
+	if (mount(host, path, NULL, MS_BIND, NULL) < 0)
+		step_fail("bind %s on %s: %s", host, path, strerror(errno));
+}
+
+/* -t: a devpts instance of the box's own (never the host's ptys), the
+ * ptmx link into it, and /dev/tty, which opens the opener's controlling
+ * terminal: in a box only the box's pty can be one (the box is a session
+ * of its own). */
+static void build_pts(const char *dev)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/pts", dev);
+	if (mkdir(path, 0755) < 0 ||
+	    mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC, PTY_DEVPTS_OPTS) < 0)
+		step_fail("mount devpts on %s: %s", path, strerror(errno));
+	snprintf(path, sizeof path, "%s/ptmx", dev);
+	if (symlink("pts/ptmx", path) < 0)
+		step_fail("symlink %s: %s", path, strerror(errno));
+	snprintf(path, sizeof path, "%s/tty", dev);
+	bind_node(path, "tty");
+}
+
+/* Returns the descriptor of the root of kern's /dev tmpfs. */
+static int build_dev(int rootfd, const char *root, int read_only, int tty)
+{
+	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom"};
+	static const char *const links[][2] = {{"fd", "/proc/self/fd"},
+					       {"stdin", "/proc/self/fd/0"},
+					       {"stdout", "/proc/self/fd/1"},
+					       {"stderr", "/proc/self/fd/2"}};
+	char dev[4096], path[4096];
+	struct stat st;
+
+	/* An image /dev that is a symlink or a file is removed first (MNT-9). */
+	if (fstatat(rootfd, "dev", &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+	    unlinkat(rootfd, "dev", 0) < 0)
+		step_fail("unlink %s/dev: %s", root, strerror(errno));
+	mkdir_in(rootfd, root, "dev", 0755);
+	/* The tmpfs goes on the directory reached without following a link,
+	 * and everything in it is then made through the tmpfs's own
+	 * descriptor (dev is /proc/self/fd/N, the host's /proc still): a /dev
+	 * that a racing process swaps for a symlink to the host meanwhile
+	 * leads nowhere (bubblewrap CVE-2026-87766, runc CVE-2021-30465). */
+	int dirfd = openat(rootfd, "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	const char *what = "open";
+	int devfd = dirfd < 0 ? -1 : tmpfs_at(dirfd, "mode=0755,size=64k,nr_inodes=64", MS_NOSUID, &what);
+	if (devfd < 0)
+		step_fail("%s %s/dev: %s", what, root, strerror(errno));
+	close(dirfd);
+	fd_path(devfd, dev, sizeof dev);
+	test_phase("pid1-dev");
+	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dev, nodes[i]);
+		bind_node(path, nodes[i]);
+	}
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dev, links[i][0]);
+		if (symlink(links[i][1], path) < 0)
+			step_fail("symlink %s: %s", path, strerror(errno));
+	}
+	/* /dev/shm and /dev/mqueue stay writable under --ro (clients put
+	 * POSIX semaphores and queues there: isolation.md §4.1, "Writable
+	 * mounts seen by clients"), but nothing placed there runs (OT-10). */
+	snprintf(path, sizeof path, "%s/shm", dev);
+	if (mkdir(path, 01777) < 0 ||
+	    mount("tmpfs", path, "tmpfs", NOSUID_NODEV | MS_NOEXEC, "mode=1777") < 0)
+		step_fail("mount tmpfs on %s: %s", path, strerror(errno));
+	snprintf(path, sizeof path, "%s/mqueue", dev);
+	if (mkdir(path, 0755) < 0 ||
+	    mount("mqueue", path, "mqueue", NOSUID_NODEV | MS_NOEXEC, NULL) < 0)
+		step_fail("mount mqueue on %s: %s", path, strerror(errno));
+	if (tty)
+		build_pts(dev);
+	(void)read_only;
+	return devfd;
+}
+
+static int by_depth(const void *a, const void *b)
+{
+	const struct bind_spec *x = *(const struct bind_spec *const *)a;
+	const struct bind_spec *y = *(const struct bind_spec *const *)b;
+	int dx = 0, dy = 0;
+	for (const char *p = x->dst; *p; p++)
+		dx += *p == '/';
+	for (const char *p = y->dst; *p; p++)
+		dy += *p == '/';
+	if (dx != dy)
+		return dx - dy;
+	/* Stable: equal depths keep their command-line order. */
+	return x < y ? -1 : x > y;
+}
+
+static void apply_binds(int rootfd, const char *root, const struct fs_config *c)
+{
+	const struct bind_spec **order = calloc((size_t)c->nbinds + 1, sizeof(const struct bind_spec *));
+	char dst[4096];
+	if (!order)
+		step_fail("out of memory");
+	for (int i = 0; i < c->nbinds; i++)
+		order[i] = &c->binds[i];
+	qsort(order, (size_t)c->nbinds, sizeof(const struct bind_spec *), by_depth);
+	for (int i = 0; i < c->nbinds; i++) {
+		const struct bind_spec *b = order[i];
+		struct stat st;
+		const char *what;
+		const struct bind_opts o = {.ro = b->ro};
+		int tree;
+		/* Re-walk the source from / with no-follow opens: a symlink swapped in
+		 * after validation is refused, not followed (MNT-8). In a shifted box
+		 * the supervisor walks it the same way. */
+		int sfd = idm_source(idm_fd(c), b->src, 0, &o, &tree, &what);
+		if (sfd < 0 && idm_fd(c) >= 0)
+			step_fail("bind source %s: %s: %s", b->src, what, strerror(errno));
+		if (sfd < 0 || fstat(sfd, &st) < 0)
+			step_fail("bind source %s: %s", b->src, strerror(errno));
+		int tfd = make_target(rootfd, b->dst, S_ISDIR(st.st_mode));
+		if (tfd < 0)
+			step_fail("bind target %s: %s%s", b->dst, strerror(errno),
+				  errno == ELOOP ? " (a component is a symlink in the box root)" : "");
+		snprintf(dst, sizeof dst, "%s%s", root, b->dst);
+		if (idm_attach(sfd, tree, tfd, dst, &o, &what) < 0)
+			step_fail("%s %s on %s: %s", what, b->src, b->dst, strerror(errno));
+		close(sfd);
+		close(tfd);
+	}
+	free(order);
+}
+
+/* --tmpfs and vdisk targets: symlinks on the way are removed, directories
+ * created; the target itself must end up a directory. */
+static void mount_tmpfs(int rootfd, const char *root, const char *dst, uint64_t size)
+{
+	char path[4096], opts[64], walk[4096];
+	int cur = dup(rootfd);
+	snprintf(walk, sizeof walk, "%s", dst);
+	for (char *c = walk; cur >= 0 && *c;) {
+		while (*c == '/')
+			c++;
+		if (!*c)
+			break;
+		char *e = strchrnul(c, '/');
+		char save = *e;
+		*e = 0;
+		struct stat st;
+		if (fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+		    unlinkat(cur, c, 0) < 0)
+			step_fail("unlink %s%s: %s", root, dst, strerror(errno));
+		if (mkdirat(cur, c, 0755) < 0 && errno != EEXIST)
+			step_fail("mkdir %s in %s: %s", c, dst, strerror(errno));
+		int next = openat(cur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			step_fail("open %s in %s: %s", c, dst, strerror(errno));
+		close(cur);
+		cur = next;
+		*e = save;
+		c = e;
+	}
+	/* On the directory the walk ended on, not on its name again. */
+	if (cur < 0 || mount("tmpfs", fd_path(cur, path, sizeof path), "tmpfs", NOSUID_NODEV,
+			     tmpfs_opts(opts, sizeof opts, "1777", size)) < 0)
+		step_fail("mount tmpfs on %s%s: %s", root, dst, strerror(errno));
+	close(cur);
+}
+
+static void bind_devices(int rootfd, const char *root, const struct fs_config *c)
+{
+	char dst[4096];
+	for (int i = 0; i < c->ndevices; i++) {
+		const char *p = c->devices[i].path;
+		struct stat st;
+		const char *what;
+		int sfd = open_nofollow_abs(p);
+		if (sfd < 0 || fstat(sfd, &st) < 0 || !S_ISCHR(st.st_mode))
+			step_fail("vgpio device %s: %s", p, sfd < 0 ? strerror(errno) : "not a character device");
+		int tfd = make_target(rootfd, p, 0);
+		if (tfd < 0)
+			step_fail("vgpio target %s: %s", p, strerror(errno));
+		snprintf(dst, sizeof dst, "%s%s", root, p);
+		/* A device bind must keep dev; it still gets nosuid. */
+		const struct bind_opts o = {.dev = 1};
+		if (bind_fd(sfd, tfd, dst, &o, &what) < 0)
+			step_fail("%s %s: %s", what, p, strerror(errno));
+		close(sfd);
+		close(tfd);
+	}
+}
+
+/* Bind src (each entry onto itself when src is -1) over every entry of
+ * names that exists in the procfs at proc. */
+static void mask_binds(int proc, const char *const *names, size_t n, int src, const struct bind_opts *o)
+{
+	const char *what;
+	char path[64];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof path, "/proc/%s", names[i]);
+		int fd = openat(proc, names[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (bind_fd(src < 0 ? fd : src, fd, path, o, &what) < 0)
+			step_fail("mask %s: %s: %s", path, what, strerror(errno));
+		close(fd);
+	}
+}
+
+/* The /proc masks of isolation.md §4.3, every one made by descriptor from
+ * the procfs proc_verified() proved and a null device proved by its device
+ * number, whatever the box's /dev and /proc names lead to by now (runc
+ * CVE-2025-31133, -52565, -52881). A mask that cannot be made fails the
+ * box; only an absent path is passed over. */
+static void mask_proc(int proc, int null)
+{
+	static const char *const ro_self[] = {"sysrq-trigger", "irq", "bus", "fs", "asound"};
+	static const char *const null_over[] = {"kcore", "kallsyms", "kmsg", "keys", "latency_stats",
+						"timer_list", "sched_debug"};
+	static const char *const tmpfs_over[] = {"scsi", "acpi"};
+	const struct bind_opts ro = {.ro = 1}, dev = {.dev = 1};
+	const char *what;
+	char path[64];
+	struct stat st;
+
+	if (fstat(null, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
+		step_fail("the /dev/null kern made is not the null device 1:3 - refusing to mask /proc with it");
+	int fd = openat(proc, "sys", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || bind_fd(fd, fd, "/proc/sys", &ro, &what) < 0)
+		step_fail("read-only bind of /proc/sys: %s", strerror(errno));
+	close(fd);
+	mask_binds(proc, ro_self, sizeof ro_self / sizeof ro_self[0], -1, &ro);
+	mask_binds(proc, null_over, sizeof null_over / sizeof null_over[0], null, &dev);
+	for (size_t i = 0; i < sizeof tmpfs_over / sizeof tmpfs_over[0]; i++) {
+		snprintf(path, sizeof path, "/proc/%s", tmpfs_over[i]);
+		if ((fd = openat(proc, tmpfs_over[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			continue;
+		int t = tmpfs_at(fd, "size=0,mode=0555", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, &what);
+		if (t < 0)
+			step_fail("empty tmpfs over %s: %s: %s", path, what, strerror(errno));
+		close(t);
+		close(fd);
+	}
+}
+
+/* After pivot_root: /proc must be the root of the procfs kern mounted
+ * (the only one under the new root), reached without a symlink; a /proc
+ * renamed or replaced while the box was built fails the box. */
+static int proc_verified(void)
+{
+	struct statfs sf;
+	struct stat st;
+	int fd = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		step_fail("open /proc in the box: %s (was it replaced while the box was built?)", strerror(errno));
+	if (fstatfs(fd, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC || fstat(fd, &st) < 0 || st.st_ino != 1)
+		step_fail("/proc in the box is not the root of the procfs kern mounted (was it replaced while "
+			  "the box was built?) - refusing");
+	return fd;
+}
+
+/* The same for /dev: the very tmpfs build_dev() made. */
+static void dev_verified(int devfd)
+{
+	struct stat want, got;
+	int fd = open("/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &got) < 0 || fstat(devfd, &want) < 0 || got.st_dev != want.st_dev ||
+	    got.st_ino != want.st_ino)
+		step_fail("/dev in the box is not the tmpfs kern made (was it replaced while the box was "
+			  "built?) - refusing");
+	close(fd);
+}
+
+static void lo_up(void)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		step_fail("socket(AF_INET): %s", strerror(errno));
+	memset(&ifr, 0, sizeof ifr);
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		step_fail("ioctl(SIOCGIFFLAGS, lo): %s", strerror(errno));
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		step_fail("ioctl(SIOCSIFFLAGS, lo): %s", strerror(errno));
+	close(s);
+}
+
+static void enter_workdir(const char *workdir)
+{
+	const char *w = workdir && *workdir ? workdir : "/";
+	if (strcmp(w, "/") != 0) {
+		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		int fd = root < 0 ? -1 : mkdir_beneath(root, w, 0755);
+		if (fd < 0 || fchdir(fd) < 0)
+			step_fail("workdir %s: %s", w, strerror(errno));
+		close(fd);
+		close(root);
+		return;
+	}
+	if (chdir("/") < 0)
+		step_fail("chdir /: %s", strerror(errno));
+}
+
+void fs_build(const struct fs_config *c)
+{
+	char scratch[4096], merged[4096], path[4096];
+	int rootfd, here = -1, layer = -1;
+
+	/* 17: the mount namespace is fatal, the cgroup namespace best effort.
+	 * A shifted PID 1 cannot walk root's private runtime directory to its
+	 * scratch: its caller made scratch its working directory while it
+	 * still could (see fs_config), and unshare carries that into the new
+	 * namespace, where it is reached through /proc/self/fd. */
+	if (unshare(CLONE_NEWNS) < 0)
+		step_fail("unshare(CLONE_NEWNS): %s", strerror(errno));
+	(void)unshare(CLONE_NEWCGROUP);
+	/* 18 */
+	if (sethostname(c->hostname, strnlen(c->hostname, 64)) < 0)
+		step_fail("sethostname: %s", strerror(errno));
+	/* 19: nothing below may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		step_fail("make / private: %s", strerror(errno));
+	/* 20 */
+	snprintf(scratch, sizeof scratch, "%s", c->scratch);
+	if (c->shifted) {
+		here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (here < 0)
+			step_fail("open the scratch directory %s: %s", c->scratch, strerror(errno));
+		fd_path(here, scratch, sizeof scratch);
+	}
+	if (c->root == ROOT_OVERLAY)
+		layer = mount_layer(c, scratch, sizeof scratch);
+	snprintf(merged, sizeof merged, "%s/merged", scratch);
+	mount_root(c, scratch, merged);
+	rootfd = open(merged, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rootfd < 0)
+		step_fail("open %s: %s", merged, strerror(errno));
+	if (c->root == ROOT_HOST)
+		host_image_populate(rootfd, merged, c);
+	else if (c->net_host && c->root == ROOT_OVERLAY)
+		copy_resolv_conf(rootfd, merged);
+	/* 21: /dev while the host's /dev is still reachable. */
+	int devfd = build_dev(rootfd, merged, c->read_only, c->tty);
+	/* 22: binds by depth, then tmpfs mounts, then hardware and vdisks. */
+	apply_binds(rootfd, merged, c);
+	for (int i = 0; i < c->ntmpfs; i++)
+		mount_tmpfs(rootfd, merged, c->tmpfs[i].path, c->tmpfs[i].size);
+	bind_devices(rootfd, merged, c);
+	/* A fresh proc for the box pid namespace, mounted while the host's
+	 * fully visible /proc is still in this namespace (the kernel requires
+	 * one to allow it). */
+	mkdir_in(rootfd, merged, "proc", 0555);
+	int fd = openat(rootfd, "proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || mount("proc", fd_path(fd, path, sizeof path), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			    NULL) < 0)
+		step_fail("mount proc on %s/proc: %s", merged, strerror(errno));
+	close(fd);
+	if (c->cgroup2) {
+		fd = mkdir_beneath(rootfd, "sys/fs/cgroup", 0755);
+		if (fd < 0 || mount("cgroup2", fd_path(fd, path, sizeof path), "cgroup2",
+				    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+			step_fail("mount cgroup2 on %s/sys/fs/cgroup: %s", merged, strerror(errno));
+		close(fd);
+	}
+	/* The mask source, taken now from kern's own /dev tmpfs. */
+	int null = openat(devfd, "null", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (null < 0)
+		step_fail("open %s/dev/null: %s", merged, strerror(errno));
+	test_phase("pid1-before-pivot");
+	/* 23: pivot, then detach the old root: a surviving old root would expose
+	 * the host. */
+	if (fchdir(rootfd) < 0)
+		step_fail("chdir %s: %s", merged, strerror(errno));
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		step_fail("pivot_root %s: %s", merged, strerror(errno));
+	if (umount2(".", MNT_DETACH) < 0)
+		step_fail("detach the old root: %s", strerror(errno));
+	if (chdir("/") < 0)
+		step_fail("chdir /: %s", strerror(errno));
+	close(rootfd);
+	if (here >= 0)
+		close(here);
+	if (layer >= 0)
+		close(layer);
+	test_phase("pid1-after-pivot");
+	/* 24 */
+	int proc = proc_verified();
+	mask_proc(proc, null);
+	close(proc);
+	close(null);
+	dev_verified(devfd);
+	close(devfd);
+	/* 25 */
+	if (c->read_only) {
+		if (remount_ro("/", MS_NOSUID | MS_NODEV) < 0)
+			step_fail("remount / read-only: %s", strerror(errno));
+		if (remount_ro("/dev", MS_NOSUID) < 0)
+			step_fail("remount /dev read-only: %s", strerror(errno));
+	}
+	/* 26 */
+	enter_workdir(c->workdir);
+	/* 27 */
+	if (!c->net_host)
+		lo_up();
+}

@@ -1,0 +1,16 @@
+/* kern-fs: PID 1 builds the box root (isolation.md §2.6 steps 16-27, §4). */
+#ifndef KERN_ROOTFS_H
+#define KERN_ROOTFS_H
+
+#include "box/box.h"
+
+/* Steps 17-27 in the calling process (PID 1 of the box, in its user and
+ * pid namespaces). Every failure ends the process through step_fail()
+ * (125); on return the process is chrooted in the new root with cwd at
+ * the workdir. */
+void fs_build(const struct fs_config *cfg);
+
+/* --image host: fill the tmpfs root behind rootfd (box-cli.md §2.7). */
+void host_image_populate(int rootfd, const char *root, const struct fs_config *cfg);
+
+#endif

@@ -1,0 +1,129 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup/io.h"
+#include "base/parse.h"
+
+int cg_write(int dirfd, const char *file, const char *s)
+{
+	int fd = openat(dirfd, file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	size_t n = strlen(s);
+	ssize_t w;
+	if (fd < 0)
+		return -1;
+	do
+		w = write(fd, s, n);
+	while (w < 0 && errno == EINTR);
+	int saved = errno;
+	close(fd);
+	if (w < 0) {
+		errno = saved;
+		return -1;
+	}
+	if ((size_t)w != n) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+int cg_write_u64(int dirfd, const char *file, uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof buf, "%" PRIu64, v);
+	return cg_write(dirfd, file, buf);
+}
+
+long cg_read(int dirfd, const char *file, char *buf, size_t len)
+{
+	int fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	size_t got = 0;
+	if (fd < 0)
+		return -1;
+	while (got + 1 < len) {
+		ssize_t r = read(fd, buf + got, len - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int saved = errno;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	buf[got] = 0;
+	while (got > 0 && buf[got - 1] == '\n')
+		buf[--got] = 0;
+	return (long)got;
+}
+
+/* v1 reports "unlimited" as the largest page-aligned value below 2^63;
+ * anything from 2^62 up is no limit in practice. */
+static int number_or_max(const char *s, uint64_t *v)
+{
+	unsigned long long n;
+	if (strcmp(s, "max") == 0 || strcmp(s, "-1") == 0) {
+		*v = CG_UNLIMITED;
+		return 0;
+	}
+	if (parse_u64(s, &n) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*v = n >= (1ULL << 62) ? CG_UNLIMITED : n;
+	return 0;
+}
+
+int cg_read_u64(int dirfd, const char *file, uint64_t *v)
+{
+	char buf[64];
+	if (cg_read(dirfd, file, buf, sizeof buf) < 0)
+		return -1;
+	return number_or_max(buf, v);
+}
+
+int cg_read_key(int dirfd, const char *file, const char *key, uint64_t *v)
+{
+	char buf[4096];
+	size_t kn = strlen(key);
+	if (cg_read(dirfd, file, buf, sizeof buf) < 0)
+		return -1;
+	for (char *l = buf; *l;) {
+		char *e = strchrnul(l, '\n');
+		char save = *e;
+		*e = 0;
+		if (strncmp(l, key, kn) == 0 && l[kn] == ' ')
+			return number_or_max(l + kn + 1, v);
+		*e = save;
+		l = *e ? e + 1 : e;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+int cg_has(int dirfd, const char *file)
+{
+	return faccessat(dirfd, file, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int cg_word_in(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = s; *p;) {
+		while (*p == ' ' || *p == '\n')
+			p++;
+		const char *e = p + strcspn(p, " \n");
+		if ((size_t)(e - p) == n && strncmp(p, w, n) == 0)
+			return 1;
+		p = e;
+	}
+	return 0;
+}

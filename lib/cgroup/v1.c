@@ -1,0 +1,159 @@
+/* cgroup v1 (hybrid hosts): memory with swap 0, pids, cpu bandwidth and
+ * cpuset written per hierarchy and read back (isolation.md §7.3), and the
+ * OOM event kern needs to emulate v2's group kill (§7.5). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "cgroup/box.h"
+#include "cgroup/io.h"
+
+static void put(struct cg_box *cg, enum cg_ctl c, struct cg_hier *h, const char *file,
+		const char *value)
+{
+	if (cg_write(h->fd, file, value) < 0)
+		cg_note_failure(cg, c, h, file, value);
+}
+
+static void put_u64(struct cg_box *cg, enum cg_ctl c, struct cg_hier *h, const char *file,
+		    uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof buf, "%" PRIu64, v);
+	put(cg, c, h, file, buf);
+}
+
+static void parent_hierarchical(const struct cg_hier *h)
+{
+	/* Writable only while the parent has no children: best effort, and a
+	 * no-op on kernels where every memcg is hierarchical. */
+	int fd = open(h->parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)cg_write(fd, "memory.use_hierarchy", "1");
+		close(fd);
+	}
+}
+
+void cg_v1_apply(struct cg_box *cg)
+{
+	for (int i = 0; i < cg->nh; i++) {
+		struct cg_hier *h = &cg->h[i];
+		if (h->ctls & CG_BIT(CG_MEMORY)) {
+			parent_hierarchical(h);
+			(void)cg_write(h->fd, "memory.use_hierarchy", "1");
+			put_u64(cg, CG_MEMORY, h, "memory.limit_in_bytes", cg->memory);
+			/* memory+swap = memory: no swap at all. The file exists
+			 * only with swap accounting. */
+			if (cg_has(h->fd, "memory.memsw.limit_in_bytes"))
+				put_u64(cg, CG_MEMORY, h, "memory.memsw.limit_in_bytes", cg->memory);
+			(void)cg_write(h->fd, "memory.swappiness", "0");
+			/* The kernel must kill, not pause, at the limit. */
+			put(cg, CG_MEMORY, h, "memory.oom_control", "0");
+		}
+		if (h->ctls & CG_BIT(CG_PIDS))
+			put_u64(cg, CG_PIDS, h, "pids.max", cg->pids);
+		if ((h->ctls & CG_BIT(CG_CPU)) && cg->cpu_quota) {
+			put_u64(cg, CG_CPU, h, "cpu.cfs_period_us", CG_PERIOD_US);
+			put_u64(cg, CG_CPU, h, "cpu.cfs_quota_us", cg->cpu_quota);
+		}
+		if ((h->ctls & CG_BIT(CG_CPUSET)) && cg->cpuset[0])
+			put(cg, CG_CPUSET, h, "cpuset.cpus", cg->cpuset);
+	}
+}
+
+/* cpu: quota/period of the box or any ancestor at or below the request. */
+static int cpu_capped_up(const struct cg_hier *h, uint64_t quota)
+{
+	char dir[PATH_MAX];
+	size_t mlen = strlen(h->mount);
+	snprintf(dir, sizeof dir, "%s", h->dir);
+	for (;;) {
+		uint64_t q, p;
+		int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			int ok = cg_read_u64(fd, "cpu.cfs_quota_us", &q) == 0 &&
+				 cg_read_u64(fd, "cpu.cfs_period_us", &p) == 0 && q != CG_UNLIMITED &&
+				 p > 0 && q * CG_PERIOD_US <= quota * p;
+			close(fd);
+			if (ok)
+				return 1;
+		}
+		char *slash = strrchr(dir, '/');
+		if (!slash || (size_t)(slash - dir) < mlen)
+			return 0;
+		*slash = 0;
+	}
+}
+
+unsigned cg_v1_verify(struct cg_box *cg)
+{
+	unsigned ok = 0;
+	struct cg_hier *h;
+	uint64_t v;
+	char buf[256];
+
+	if ((h = cg_hier_of(cg, CG_MEMORY))) {
+		uint64_t want = cg->mem_given ? cg->memory : CG_UNLIMITED - 1;
+		uint64_t disabled = 1;
+		int own = cg_read_u64(h->fd, "memory.limit_in_bytes", &v) == 0 && cg_caps(v, want);
+		int hier = cg_read_u64(h->fd, "memory.use_hierarchy", &v) == 0 && v == 1;
+		(void)cg_read_key(h->fd, "memory.oom_control", "oom_kill_disable", &disabled);
+		if (disabled == 0 &&
+		    (own || (hier && cg_capped_up(h, "memory.limit_in_bytes", want))))
+			ok |= CG_BIT(CG_MEMORY);
+	}
+	if ((h = cg_hier_of(cg, CG_PIDS)) && cg_read_u64(h->fd, "pids.max", &v) == 0 &&
+	    cg_caps(v, cg->pids))
+		ok |= CG_BIT(CG_PIDS);
+	if (cg->cpu_quota && (h = cg_hier_of(cg, CG_CPU)) && cpu_capped_up(h, cg->cpu_quota))
+		ok |= CG_BIT(CG_CPU);
+	if (cg->cpuset[0] && (h = cg_hier_of(cg, CG_CPUSET)) &&
+	    cg_read(h->fd, "cpuset.cpus", buf, sizeof buf) > 0 && cg_cpulist_equal(buf, cg->cpuset))
+		ok |= CG_BIT(CG_CPUSET);
+	return ok;
+}
+
+int cg_v1_oom_register(struct cg_box *cg)
+{
+	struct cg_hier *h = cg_hier_of(cg, CG_MEMORY);
+	char line[32];
+	int efd, ofd, r;
+	if (!h)
+		return -1;
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (efd < 0)
+		return -1;
+	ofd = openat(h->fd, "memory.oom_control", O_RDONLY | O_CLOEXEC);
+	if (ofd < 0) {
+		close(efd);
+		return -1;
+	}
+	snprintf(line, sizeof line, "%d %d", efd, ofd);
+	r = cg_write(h->fd, "cgroup.event_control", line);
+	int saved = errno;
+	/* The registration holds what it needs; only the eventfd stays. */
+	close(ofd);
+	if (r < 0) {
+		close(efd);
+		errno = saved;
+		return -1;
+	}
+	return efd;
+}
+
+int cg_oom_count(struct cg_box *cg, uint64_t *n)
+{
+	struct cg_hier *h = cg_hier_of(cg, CG_MEMORY);
+	if (!h) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (cg->version == 2)
+		return cg_read_key(h->fd, "memory.events", "oom_kill", n);
+	/* v1 counts a kill only in the victim's own cgroup: add up the tree. */
+	return cg_tree_sum_key(h->fd, "memory.oom_control", "oom_kill", n);
+}

@@ -1,0 +1,114 @@
+/* cgroup v2: memory.max with swap 0 and the kernel's group OOM kill,
+ * pids.max, cpu.max, cpuset.cpus; written and read back (isolation.md
+ * §7.3). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup/box.h"
+#include "cgroup/io.h"
+#include "base/parse.h"
+
+static void put(struct cg_box *cg, enum cg_ctl c, struct cg_hier *h, const char *file,
+		const char *value)
+{
+	if (cg_write(h->fd, file, value) < 0)
+		cg_note_failure(cg, c, h, file, value);
+}
+
+void cg_v2_apply(struct cg_box *cg)
+{
+	struct cg_hier *h = &cg->h[0];
+	char buf[64];
+	if (cg->nh != 1)
+		return;
+	if (h->ctls & CG_BIT(CG_MEMORY)) {
+		snprintf(buf, sizeof buf, "%" PRIu64, cg->memory);
+		put(cg, CG_MEMORY, h, "memory.max", buf);
+		/* Absent without swap accounting: nothing to swap to then. */
+		if (cg_has(h->fd, "memory.swap.max"))
+			put(cg, CG_MEMORY, h, "memory.swap.max", "0");
+		put(cg, CG_MEMORY, h, "memory.oom.group", "1");
+	}
+	if (h->ctls & CG_BIT(CG_PIDS)) {
+		snprintf(buf, sizeof buf, "%" PRIu64, cg->pids);
+		put(cg, CG_PIDS, h, "pids.max", buf);
+	}
+	if ((h->ctls & CG_BIT(CG_CPU)) && cg->cpu_quota) {
+		snprintf(buf, sizeof buf, "%" PRIu64 " %d", cg->cpu_quota, CG_PERIOD_US);
+		put(cg, CG_CPU, h, "cpu.max", buf);
+	}
+	if ((h->ctls & CG_BIT(CG_CPUSET)) && cg->cpuset[0])
+		put(cg, CG_CPUSET, h, "cpuset.cpus", cg->cpuset);
+}
+
+/* "quota period" or "max period" */
+static int cpu_max(int dirfd, uint64_t *q, uint64_t *p)
+{
+	char buf[64], *sp;
+	unsigned long long pp;
+	if (cg_read(dirfd, "cpu.max", buf, sizeof buf) <= 0 || !(sp = strchr(buf, ' ')))
+		return -1;
+	*sp = 0;
+	if (parse_u64(sp + 1, &pp) < 0 || pp == 0)
+		return -1;
+	*p = pp;
+	if (strcmp(buf, "max") == 0) {
+		*q = CG_UNLIMITED;
+		return 0;
+	}
+	unsigned long long qq;
+	if (parse_u64(buf, &qq) < 0)
+		return -1;
+	*q = qq;
+	return 0;
+}
+
+static int cpu_capped_up(const struct cg_hier *h, uint64_t quota)
+{
+	char dir[PATH_MAX];
+	size_t mlen = strlen(h->mount);
+	snprintf(dir, sizeof dir, "%s", h->dir);
+	for (;;) {
+		uint64_t q, p;
+		int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			int ok = cpu_max(fd, &q, &p) == 0 && q != CG_UNLIMITED &&
+				 q * CG_PERIOD_US <= quota * p;
+			close(fd);
+			if (ok)
+				return 1;
+		}
+		char *slash = strrchr(dir, '/');
+		if (!slash || (size_t)(slash - dir) < mlen)
+			return 0;
+		*slash = 0;
+	}
+}
+
+unsigned cg_v2_verify(struct cg_box *cg)
+{
+	struct cg_hier *h = cg->nh == 1 ? &cg->h[0] : NULL;
+	unsigned ok = 0;
+	uint64_t v;
+	char buf[256];
+	if (!h)
+		return 0;
+	/* An ancestor's cap counts too (a MemoryMax= on a delegated slice),
+	 * so this does not depend on the box having the controller. */
+	uint64_t want = cg->mem_given ? cg->memory : CG_UNLIMITED - 1;
+	if (cg_capped_up(h, "memory.max", want))
+		ok |= CG_BIT(CG_MEMORY);
+	if ((h->ctls & CG_BIT(CG_PIDS)) && cg_read_u64(h->fd, "pids.max", &v) == 0 &&
+	    cg_caps(v, cg->pids))
+		ok |= CG_BIT(CG_PIDS);
+	if (cg->cpu_quota && cpu_capped_up(h, cg->cpu_quota))
+		ok |= CG_BIT(CG_CPU);
+	if (cg->cpuset[0] && (h->ctls & CG_BIT(CG_CPUSET)) &&
+	    cg_read(h->fd, "cpuset.cpus", buf, sizeof buf) > 0 && cg_cpulist_equal(buf, cg->cpuset))
+		ok |= CG_BIT(CG_CPUSET);
+	return ok;
+}

@@ -1,0 +1,36 @@
+/* Libraries that only pull, load and unpack use (libcurl, libarchive),
+ * opened on first use in the dynamic build, so that a box start never
+ * pays for the loader resolving them and their dependency trees (about
+ * forty libraries through libcurl's TLS, LDAP and Kerberos, libarchive's
+ * XML and codecs; issue 16). The static build links them as usual.
+ *
+ * lazy/curl.c and lazy/archive.c define every function of the library
+ * that kern calls, under its own name and with the prototype of the
+ * library's header, so the compiler checks each against the header and
+ * the callers read the same in both builds; a call the shim lacks fails
+ * the dynamic link with "undefined reference". */
+#ifndef KERN_LAZYLIB_H
+#define KERN_LAZYLIB_H
+
+#include <stddef.h>
+
+struct lazy_sym {
+	const char *name;
+	void **slot;		/* *(void **)&fnptr: the dlsym idiom POSIX documents */
+};
+
+struct lazylib {
+	const char *soname;	/* build/gen/lazylib_sonames.h (mk/lazylib.mk) */
+	const char *area;	/* of the error line (diag.h) */
+	const char *users;	/* which commands need it, for the hint */
+	const struct lazy_sym *syms;
+	size_t nsyms;
+};
+
+/* dlopen the library and fill every slot. Cannot fail quietly: when the
+ * library or a symbol is missing it prints `error: <area>: cannot load
+ * <soname>: <why>` and a hint, and exits 1 (a pull failure, box-cli.md
+ * §6.1). Call it once (pthread_once). */
+void lazylib_open(const struct lazylib *lib);
+
+#endif

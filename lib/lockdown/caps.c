@@ -1,0 +1,182 @@
+/* Capabilities and the user switch (isolation.md §5, §2.7 step 31). */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "lockdown/steps.h"
+#include "base/parse.h"
+
+#define BIT(n) (1ULL << (n))
+
+uint64_t caps_default(void)
+{
+	/* The 25 kept of §5; every other capability, known or not yet
+	 * invented, is dropped. */
+	return BIT(CAP_CHOWN) | BIT(CAP_DAC_OVERRIDE) | BIT(CAP_DAC_READ_SEARCH) | BIT(CAP_FOWNER) |
+	       BIT(CAP_FSETID) | BIT(CAP_KILL) | BIT(CAP_SETGID) | BIT(CAP_SETUID) | BIT(CAP_SETPCAP) |
+	       BIT(CAP_LINUX_IMMUTABLE) | BIT(CAP_NET_BIND_SERVICE) | BIT(CAP_NET_BROADCAST) |
+	       BIT(CAP_NET_RAW) | BIT(CAP_IPC_LOCK) | BIT(CAP_IPC_OWNER) | BIT(CAP_SYS_CHROOT) |
+	       BIT(CAP_SYS_NICE) | BIT(CAP_SYS_RESOURCE) | BIT(CAP_SYS_TTY_CONFIG) | BIT(CAP_MKNOD) |
+	       BIT(CAP_LEASE) | BIT(CAP_AUDIT_WRITE) | BIT(CAP_SETFCAP) | BIT(CAP_BLOCK_SUSPEND) |
+	       BIT(CAP_CHECKPOINT_RESTORE);
+}
+
+int caps_adjust(uint64_t *caps, char *const *drop, int ndrop, char *const *add, int nadd,
+		const char **bad)
+{
+	/* Validate everything first so a bad entry leaves *caps alone. */
+	uint64_t c = *caps;
+	for (int i = 0; i < ndrop; i++) {
+		int n;
+		if (strcasecmp(drop[i], "all") == 0)
+			c = 0;
+		else if ((n = parse_cap(drop[i])) < 0) {
+			*bad = drop[i];
+			return -1;
+		} else
+			c &= ~BIT(n);
+	}
+	for (int i = 0; i < nadd; i++) {
+		int n;
+		if (strcasecmp(add[i], "all") == 0)
+			c = ~0ULL;
+		else if ((n = parse_cap(add[i])) < 0) {
+			*bad = add[i];
+			return -1;
+		} else
+			c |= BIT(n);
+	}
+	*caps = c;
+	return 0;
+}
+
+/* The highest capability this kernel knows (cap_last_cap). */
+static int last_cap(void)
+{
+	int n = (int)cap_max_bits() - 1;
+	return n < 0 ? 0 : n > 63 ? 63 : n;
+}
+
+static int drop_bounding(uint64_t keep, char *why)
+{
+	/* Try every number until EINVAL marks the end of the kernel's range:
+	 * a capability newer than libcap and the headers is still dropped. */
+	int end = 64;
+	for (int n = 0; n < end; n++) {
+		if (keep & BIT(n))
+			continue;
+		/* prctl itself, not libcap, which may stop at the caps it knows. */
+		if (prctl(PR_CAPBSET_DROP, n, 0, 0, 0) == 0)
+			continue;
+		if (errno == EINVAL) {
+			end = n;
+			break;
+		}
+		snprintf(why, WHY_MAX, "prctl(PR_CAPBSET_DROP, %d): %s", n, strerror(errno));
+		return -1;
+	}
+	for (int n = 0; n < end; n++) {
+		if (keep & BIT(n))
+			continue;
+		if (prctl(PR_CAPBSET_READ, n, 0, 0, 0) != 0) {
+			const char *name = cap_name(n);
+			snprintf(why, WHY_MAX, "capability %s (%d) is still in the bounding set after "
+				 "PR_CAPBSET_DROP", name ? name : "?", n);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int switch_user(const struct lockdown *ld, char *why)
+{
+	int nonzero_group = ld->gid != 0;
+	for (int i = 0; i < ld->ngroups; i++)
+		nonzero_group |= ld->groups[i] != 0;
+	/* A single-id map denies setgroups (isolation.md §3): failing to set
+	 * only group 0 changes nothing, so it is not an error. */
+	if (setgroups((size_t)ld->ngroups, ld->groups) < 0 && nonzero_group) {
+		snprintf(why, WHY_MAX, "setgroups(%d groups): %s", ld->ngroups, strerror(errno));
+		return -1;
+	}
+	if (setresgid(ld->gid, ld->gid, ld->gid) < 0 && ld->gid != 0) {
+		snprintf(why, WHY_MAX, "setresgid(%u): %s", (unsigned)ld->gid, strerror(errno));
+		return -1;
+	}
+	if (setresuid(ld->uid, ld->uid, ld->uid) < 0 && ld->uid != 0) {
+		snprintf(why, WHY_MAX, "setresuid(%u): %s", (unsigned)ld->uid, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int set_sets(uint64_t keep, char *why)
+{
+	cap_t c = cap_init();	/* all clear */
+	cap_value_t v[64];
+	int n = 0, rc;
+	if (!c) {
+		snprintf(why, WHY_MAX, "cap_init: %s", strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < 64; i++)
+		if (keep & BIT(i))
+			v[n++] = i;
+	rc = n == 0 ? 0 : cap_set_flag(c, CAP_EFFECTIVE, n, v, CAP_SET) |
+				   cap_set_flag(c, CAP_PERMITTED, n, v, CAP_SET) |
+				   cap_set_flag(c, CAP_INHERITABLE, n, v, CAP_SET);
+	if (rc == 0)
+		rc = cap_set_proc(c);
+	if (rc < 0)
+		snprintf(why, WHY_MAX, "capset(%016llx): %s", (unsigned long long)keep, strerror(errno));
+	cap_free(c);
+	if (rc < 0)
+		return -1;
+	if (cap_reset_ambient() < 0) {
+		snprintf(why, WHY_MAX, "prctl(PR_CAP_AMBIENT_CLEAR_ALL): %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The permitted set now. A capability this process does not hold cannot
+ * be kept: in a box (a fresh user namespace) that is never the case, but
+ * kern may itself run where root lacks some, and then keeps fewer. */
+static int permitted(uint64_t *out, char *why)
+{
+	cap_t c = cap_get_proc();
+	*out = 0;
+	if (!c) {
+		snprintf(why, WHY_MAX, "capget: %s", strerror(errno));
+		return -1;
+	}
+	for (int n = 0; n <= last_cap(); n++) {
+		cap_flag_value_t v = CAP_CLEAR;
+		if (cap_get_flag(c, (cap_value_t)n, CAP_PERMITTED, &v) == 0 && v == CAP_SET)
+			*out |= BIT(n);
+	}
+	cap_free(c);
+	return 0;
+}
+
+int caps_apply(const struct lockdown *ld, char *why)
+{
+	int top = last_cap();
+	uint64_t range = top >= 63 ? ~0ULL : BIT(top + 1) - 1, held;
+	if (permitted(&held, why) < 0)
+		return -1;
+	/* A non-root user ends with every set empty, bounding included. */
+	uint64_t keep = (ld->user_set && ld->uid != 0) ? 0 : ld->caps & range & held;
+	/* Bounding first: dropping needs CAP_SETPCAP, which the uid change
+	 * and capset below may take away. */
+	if (drop_bounding(keep, why) < 0)
+		return -1;
+	if (ld->user_set && switch_user(ld, why) < 0)
+		return -1;
+	return set_sets(keep, why);
+}

@@ -1,0 +1,21 @@
+/* The steps lockdown_apply() (lib/lockdown/lockdown.c) runs in order, one
+ * file each: ulimit.c, caps.c, seccomp.c, beside it. Private to
+ * lib/lockdown/. Each returns 0, or -1 with a one-line reason in
+ * why[WHY_MAX]. */
+#ifndef KERN_LOCKDOWN_STEPS_H
+#define KERN_LOCKDOWN_STEPS_H
+
+#include "lockdown/lockdown.h"
+
+#define WHY_MAX 256
+
+int ulimits_apply(const struct ulimit_spec *u, int n, char *why);
+/* Bounding set, uid/gid/groups, effective/permitted/inheritable, ambient. */
+int caps_apply(const struct lockdown *ld, char *why);
+/* Loads the prebuilt program of this mode for the native architecture
+ * with one seccomp(2) call (prctl(2) where seccomp(2) is missing). */
+int seccomp_load(int mode, char *why);
+/* The stacked no-setuid/setgid-files program (lockdown.h restrict_sxid). */
+int seccomp_load_sxid(char *why);
+
+#endif

@@ -1,0 +1,640 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "box/box.h"
+#include "base/diag.h"
+#include "state/records.h"
+#include "base/xdg.h"
+
+static const char *const children[] = {"instances", "claims", "scratch", "logs"};
+
+int runtime_prepare(const char *root)
+{
+	char sub[PATH_MAX];
+	if (private_dir(root) < 0) {
+		setup_failed("mkdir %s: %s", root, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
+		snprintf(sub, sizeof sub, "%s/%s", root, children[i]);
+		if (private_dir(sub) < 0) {
+			setup_failed("mkdir %s: %s", sub, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int runtime_root(char *out, size_t len)
+{
+	if (kern_dir(KDIR_RUNTIME, out, len, 1) < 0) {
+		setup_failed("cannot create kern's runtime directory: %s", strerror(errno));
+		return -1;
+	}
+	return runtime_prepare(out);
+}
+
+int box_name_valid(const char *name)
+{
+	size_t n = strlen(name);
+	if (n < 1 || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
+			return 0;
+	}
+	return 1;
+}
+
+/* Start time (field 22) and state (field 3) of pid; 0 when it is gone. */
+static unsigned long long proc_stat(pid_t pid, char *state)
+{
+	char path[64], buf[1024];
+	int fd;
+	ssize_t n;
+	*state = 0;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* comm may hold spaces and parentheses: count fields after the last ')'. */
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	*state = p[2];
+	int field = 2;
+	for (p++; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	return strtoull(p, NULL, 10);
+}
+
+unsigned long long proc_start_time(pid_t pid)
+{
+	char state;
+	return proc_stat(pid, &state);
+}
+
+int record_live(const struct box_record *rec)
+{
+	char state;
+	if (rec->sup_pid <= 1)
+		return 0;
+	unsigned long long st = proc_stat(rec->sup_pid, &state);
+	/* A SIGKILLed supervisor its parent has not reaped yet is a zombie
+	 * with the same start time: its box is gone all the same. */
+	return st != 0 && st == rec->sup_start && state != 'Z' && state != 'X';
+}
+
+/* Values are escaped like the .image sidecar: \\ \t \n. */
+static void put(FILE *f, const char *key, const char *val)
+{
+	fputs(key, f);
+	fputc('\t', f);
+	for (; *val; val++) {
+		if (*val == '\\')
+			fputs("\\\\", f);
+		else if (*val == '\t')
+			fputs("\\t", f);
+		else if (*val == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*val, f);
+	}
+	fputc('\n', f);
+}
+
+static int write_record(const char *runtime, const struct box_record *rec, char *tmp, size_t len)
+{
+	char num[64];
+	snprintf(tmp, len, "%s/instances/.%s.%d.tmp", runtime, rec->name, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -1;
+	}
+	put(f, "name", rec->name);
+	snprintf(num, sizeof num, "%d", (int)rec->sup_pid);
+	put(f, "supervisor", num);
+	snprintf(num, sizeof num, "%llu", rec->sup_start);
+	put(f, "start", num);
+	snprintf(num, sizeof num, "%d", (int)rec->pid1);
+	put(f, "pid1", num);
+	if (record_has_ns(rec)) {
+		char list[BOX_NS_COUNT * 12] = "";
+		for (int i = 0, at = 0; i < BOX_NS_COUNT; i++)
+			at += snprintf(list + at, sizeof list - (size_t)at, "%s%d", i ? " " : "", rec->nsfd[i]);
+		put(f, "nsfds", list);
+	}
+	snprintf(num, sizeof num, "%lld", rec->created);
+	put(f, "created", num);
+	put(f, "image", rec->image);
+	put(f, "cgroup", rec->cgroup);
+	put(f, "seccomp", rec->seccomp);
+	snprintf(num, sizeof num, "%016" PRIx64, rec->caps);
+	put(f, "caps", num);
+	put(f, "user", rec->user);
+	snprintf(num, sizeof num, "%d", rec->shifted);
+	put(f, "shifted", num);
+	snprintf(num, sizeof num, "%d", rec->restrict_sxid);
+	put(f, "restrict_sxid", num);
+	put(f, "lower", rec->lower);
+	put(f, "scratch", rec->scratch);
+	snprintf(num, sizeof num, "%d", rec->byte1);
+	put(f, "byte1", num);
+	for (int i = 0; i < rec->nlabels; i++)
+		put(f, "label", rec->labels[i]);
+	put(f, "workdir", rec->workdir);
+	put(f, "apparmor", rec->apparmor);
+	for (int i = 0; i < rec->nulimits; i++)
+		put(f, "ulimit", rec->ulimits[i]);
+	/* "env" alone marks a known, possibly empty, environment. */
+	if (rec->env) {
+		put(f, "env", "");
+		for (char **e = rec->env; *e; e++)
+			put(f, "envvar", *e);
+	}
+	if (fclose(f) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static void record_path(char *out, size_t len, const char *runtime, const char *name)
+{
+	snprintf(out, len, "%s/instances/%s", runtime, name);
+}
+
+/* The name lock, claims/NAME.lock, held with flock. Whoever holds it may
+ * unlink it once the name has no record left (lock_drop), so the claims
+ * directory does not grow with every name ever used. A waiter can then
+ * wake up holding a file that is no longer the name's lock, while a newer
+ * claimant holds the new one: after each flock it checks that the path
+ * still names the file it locked, and starts over if not. Returns the
+ * held descriptor, or -1 (errno). The paths live in these helpers' own
+ * frames: the supervisor's teardown stack stays as shallow as before
+ * (every page it touches is a fault per box). */
+static void lock_path(char *out, size_t len, const char *runtime, const char *name)
+{
+	snprintf(out, len, "%s/claims/%s.lock", runtime, name);
+}
+
+static int lock_name(const char *runtime, const char *name)
+{
+	char lock[PATH_MAX];
+	lock_path(lock, sizeof lock, runtime, name);
+	for (;;) {
+		struct stat held, named;
+		int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -1;
+		if (flock(fd, LOCK_EX) < 0) {
+			int e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (fstat(fd, &held) == 0 && lstat(lock, &named) == 0 && held.st_dev == named.st_dev &&
+		    held.st_ino == named.st_ino)
+			return fd;
+		close(fd);
+	}
+}
+
+/* Release the name lock; unlink it first (still holding it) when the
+ * name has no record any more. */
+static void lock_drop(const char *runtime, const char *name, int fd)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/instances/%s", runtime, name);
+	if (lstat(path, &st) < 0 && errno == ENOENT) {
+		lock_path(path, sizeof path, runtime, name);
+		unlink(path);
+	}
+	close(fd);
+}
+
+int registry_claim(const char *runtime, const struct box_record *rec)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	struct box_record old;
+	int lfd, rc = 1;
+
+	lfd = lock_name(runtime, rec->name);
+	if (lfd < 0) {
+		setup_failed("lock %s/claims/%s.lock: %s", runtime, rec->name, strerror(errno));
+		return EXIT_SETUP;
+	}
+	record_path(path, sizeof path, runtime, rec->name);
+	int live = 0;
+	if (registry_load(runtime, rec->name, &old) == 0) {
+		live = record_live(&old);
+		record_free(&old);
+	}
+	/* A box recorded in another runtime directory (an older kern's
+	 * /tmp/kern-<uid>) holds the name as well. */
+	if (live || registry_live_elsewhere(runtime, rec->name)) {
+		fatal("box", "a box named '%s' is already running", rec->name);
+		hint("pick another name, or stop it with `kern stop %s`", rec->name);
+		goto out;
+	}
+	/* A dead, malformed or half-written leftover: only a dead writer leaves one. */
+	unlink(path);
+	if (write_record(runtime, rec, tmp, sizeof tmp) < 0) {
+		setup_failed("write %s: %s", tmp, strerror(errno));
+		rc = EXIT_SETUP;
+		goto out;
+	}
+	/* link() fails with EEXIST if somebody else created it: O_EXCL semantics
+	 * with the content already complete. */
+	if (link(tmp, path) < 0) {
+		int e = errno;
+		unlink(tmp);
+		if (e == EEXIST) {
+			fatal("box", "a box named '%s' is already running", rec->name);
+		} else {
+			setup_failed("link %s: %s", path, strerror(e));
+			rc = EXIT_SETUP;
+		}
+		goto out;
+	}
+	unlink(tmp);
+	rc = 0;
+out:
+	lock_drop(runtime, rec->name, lfd);
+	return rc;
+}
+
+static int still_ours(const char *runtime, const struct box_record *rec)
+{
+	struct box_record cur;
+	int ours;
+	if (registry_load(runtime, rec->name, &cur) < 0)
+		return 0;
+	ours = cur.sup_pid == rec->sup_pid && cur.sup_start == rec->sup_start;
+	record_free(&cur);
+	return ours;
+}
+
+int registry_update(const char *runtime, const struct box_record *rec)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	if (!still_ours(runtime, rec))
+		return -1;
+	if (write_record(runtime, rec, tmp, sizeof tmp) < 0)
+		return -1;
+	record_path(path, sizeof path, runtime, rec->name);
+	if (rename(tmp, path) < 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+void registry_remove(const char *runtime, const struct box_record *rec)
+{
+	char path[PATH_MAX];
+	/* Under the name lock, which goes with the record. Without the lock
+	 * (it cannot be made) the record still goes. */
+	int lfd = lock_name(runtime, rec->name);
+	if (still_ours(runtime, rec)) {
+		record_path(path, sizeof path, runtime, rec->name);
+		unlink(path);
+	}
+	if (lfd >= 0)
+		lock_drop(runtime, rec->name, lfd);
+}
+
+static int unescape(char *s)
+{
+	char *o = s;
+	for (char *p = s; *p; p++) {
+		if (*p != '\\') {
+			*o++ = *p;
+			continue;
+		}
+		p++;
+		if (*p == '\\')
+			*o++ = '\\';
+		else if (*p == 't')
+			*o++ = '\t';
+		else if (*p == 'n')
+			*o++ = '\n';
+		else
+			return -1;
+	}
+	*o = 0;
+	return 0;
+}
+
+#define COPY(field, v) snprintf(rec->field, sizeof rec->field, "%s", v)
+
+/* Append one entry to the NULL-terminated rec->env. */
+static int env_add(struct box_record *rec, size_t *n, const char *kv)
+{
+	char **grown = realloc(rec->env, (*n + 2) * sizeof *grown);
+	if (!grown)
+		return -1;
+	rec->env = grown;
+	if (!(rec->env[*n] = strdup(kv)))
+		return -1;
+	rec->env[++*n] = NULL;
+	return 0;
+}
+
+/* Records hold --env-file values: lines are long, the whole is bounded. */
+#define RECORD_MAX_BYTES (16 << 20)
+
+int record_has_ns(const struct box_record *rec)
+{
+	for (int i = 0; i < BOX_NS_COUNT; i++)
+		if (rec->nsfd[i] <= 2)
+			return 0;
+	return 1;
+}
+
+/* BOX_NS_COUNT descriptor numbers, each in 3..65535, one space apart;
+ * anything else leaves the record without them. */
+static void parse_nsfds(const char *v, struct box_record *rec)
+{
+	int fds[BOX_NS_COUNT];
+	for (int i = 0; i < BOX_NS_COUNT; i++) {
+		char *end;
+		if (*v < '0' || *v > '9')
+			return;
+		long fd = strtol(v, &end, 10);
+		if (fd < 3 || fd > 65535 || *end != (i == BOX_NS_COUNT - 1 ? '\0' : ' '))
+			return;
+		fds[i] = (int)fd;
+		v = end + (*end == ' ');
+	}
+	memcpy(rec->nsfd, fds, sizeof fds);
+}
+
+int registry_load(const char *runtime, const char *name, struct box_record *rec)
+{
+	char path[PATH_MAX], *line = NULL;
+	size_t cap = 0, total = 0, nenv = 0;
+	ssize_t n;
+	int fd, ok = 0;
+	FILE *f;
+
+	memset(rec, 0, sizeof *rec);
+	if (!box_name_valid(name))
+		return -1;
+	record_path(path, sizeof path, runtime, name);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -1;
+	}
+	while ((n = getline(&line, &cap, f)) > 0) {
+		total += (size_t)n;
+		if (total > RECORD_MAX_BYTES || line[n - 1] != '\n' || strlen(line) != (size_t)n)
+			goto bad;
+		line[n - 1] = 0;
+		char *tab = strchr(line, '\t');
+		if (!tab)
+			goto bad;
+		*tab = 0;
+		char *v = tab + 1;
+		if (unescape(v) < 0)
+			goto bad;
+		if (strcmp(line, "name") == 0) {
+			COPY(name, v);
+			ok |= 1;
+		} else if (strcmp(line, "supervisor") == 0) {
+			rec->sup_pid = (pid_t)strtol(v, NULL, 10);
+			ok |= 2;
+		} else if (strcmp(line, "start") == 0) {
+			rec->sup_start = strtoull(v, NULL, 10);
+			ok |= 4;
+		} else if (strcmp(line, "pid1") == 0) {
+			rec->pid1 = (pid_t)strtol(v, NULL, 10);
+		} else if (strcmp(line, "nsfds") == 0) {
+			parse_nsfds(v, rec);
+		} else if (strcmp(line, "created") == 0) {
+			rec->created = strtoll(v, NULL, 10);
+		} else if (strcmp(line, "image") == 0) {
+			COPY(image, v);
+		} else if (strcmp(line, "cgroup") == 0) {
+			COPY(cgroup, v);
+		} else if (strcmp(line, "seccomp") == 0) {
+			COPY(seccomp, v);
+		} else if (strcmp(line, "caps") == 0) {
+			rec->caps = strtoull(v, NULL, 16);
+		} else if (strcmp(line, "user") == 0) {
+			COPY(user, v);
+		} else if (strcmp(line, "shifted") == 0) {
+			rec->shifted = strcmp(v, "1") == 0;
+		} else if (strcmp(line, "restrict_sxid") == 0) {
+			rec->restrict_sxid = strcmp(v, "1") == 0;
+		} else if (strcmp(line, "lower") == 0) {
+			COPY(lower, v);
+		} else if (strcmp(line, "scratch") == 0) {
+			COPY(scratch, v);
+		} else if (strcmp(line, "byte1") == 0) {
+			rec->byte1 = (int)strtol(v, NULL, 10);
+		} else if (strcmp(line, "label") == 0 && rec->nlabels < RECORD_MAX_LABELS) {
+			char *dup = strdup(v);
+			if (dup)
+				rec->labels[rec->nlabels++] = dup;
+		} else if (strcmp(line, "workdir") == 0) {
+			COPY(workdir, v);
+		} else if (strcmp(line, "apparmor") == 0) {
+			COPY(apparmor, v);
+		} else if (strcmp(line, "ulimit") == 0) {
+			char *dup = rec->nulimits < RECORD_MAX_ULIMITS ? strdup(v) : NULL;
+			if (!dup)
+				goto bad;
+			rec->ulimits[rec->nulimits++] = dup;
+		} else if (strcmp(line, "env") == 0 && !rec->env) {
+			if (!(rec->env = calloc(1, sizeof *rec->env)))
+				goto bad;
+		} else if (strcmp(line, "envvar") == 0) {
+			if (!rec->env || env_add(rec, &nenv, v) < 0)
+				goto bad;
+		}
+	}
+	free(line);
+	fclose(f);
+	if (ok != 7 || strcmp(rec->name, name) != 0) {
+		record_free(rec);
+		return -1;
+	}
+	return 0;
+bad:
+	free(line);
+	fclose(f);
+	record_free(rec);
+	return -1;
+}
+
+void record_free(struct box_record *rec)
+{
+	for (int i = 0; i < rec->nlabels; i++)
+		free(rec->labels[i]);
+	rec->nlabels = 0;
+	for (int i = 0; i < rec->nulimits; i++)
+		free(rec->ulimits[i]);
+	rec->nulimits = 0;
+	for (char **e = rec->env; e && *e; e++)
+		free(*e);
+	free(rec->env);
+	rec->env = NULL;
+}
+
+/* Under the name lock, so a box claiming the name meanwhile is never hit. */
+static void remove_dead(const char *runtime, const struct box_record *dead)
+{
+	char path[PATH_MAX];
+	struct box_record cur;
+	int lfd = lock_name(runtime, dead->name);
+	if (lfd < 0)
+		return;
+	if (registry_load(runtime, dead->name, &cur) == 0) {
+		if (cur.sup_pid == dead->sup_pid && cur.sup_start == dead->sup_start) {
+			record_path(path, sizeof path, runtime, dead->name);
+			unlink(path);
+		}
+		record_free(&cur);
+	}
+	lock_drop(runtime, dead->name, lfd);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int registry_each(const char *runtime, void (*fn)(const struct box_record *, void *), void *ctx)
+{
+	char dir[PATH_MAX];
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int live = 0;
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(dir, sizeof dir, "%s/instances", runtime);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !box_name_valid(e->d_name))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			char **grown = realloc(names, cap * sizeof *names);
+			if (!grown)
+				break;
+			names = grown;
+		}
+		names[n] = strdup(e->d_name);
+		if (names[n])
+			n++;
+	}
+	closedir(d);
+	if (n == 0) {
+		free(names);
+		return 0;
+	}
+	qsort(names, n, sizeof *names, cmp_names);
+	for (size_t i = 0; i < n; i++) {
+		struct box_record rec;
+		if (registry_load(runtime, names[i], &rec) == 0) {
+			if (record_live(&rec)) {
+				live++;
+				if (fn)
+					fn(&rec, ctx);
+			} else {
+				remove_dead(runtime, &rec);
+			}
+			record_free(&rec);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return live;
+}
+
+int scratch_path(const char *runtime, const char *name, char *out, size_t len)
+{
+	char root[PATH_MAX];
+	struct statfs sf;
+	snprintf(root, sizeof root, "%s/scratch", runtime);
+	if (statfs(root, &sf) == 0 && sf.f_type == OVERLAYFS_SUPER_MAGIC) {
+		snprintf(root, sizeof root, "/dev/shm/kern-%u", (unsigned)geteuid());
+		if (private_dir(root) < 0)
+			return -1;
+		strcat(root, "/scratch");
+		if (private_dir(root) < 0)
+			return -1;
+	}
+	snprintf(out, len, "%s/%s-%d", root, name, (int)getpid());
+	return 0;
+}
+
+int scratch_create(const char *runtime, const char *name, int overlay, int upper_open,
+		   const struct ns_ids *owner, char *out, size_t len)
+{
+	static const char *const subs[] = {"merged", "upper", "work"};
+	char sub[PATH_MAX];
+	if (scratch_path(runtime, name, out, len) < 0) {
+		setup_failed("no scratch directory off overlayfs: %s", strerror(errno));
+		return -1;
+	}
+	if (mkdir(out, 0700) < 0) {
+		setup_failed("mkdir %s: %s", out, strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < (overlay ? 3 : 1); i++) {
+		snprintf(sub, sizeof sub, "%s/%s", out, subs[i]);
+		mode_t mode = i == 1 && upper_open ? 0755 : 0700;
+		/* chmod after mkdir: the umask must not narrow the upper's mode. */
+		if (mkdir(sub, mode) < 0 || chmod(sub, mode) < 0) {
+			setup_failed("mkdir %s: %s", sub, strerror(errno));
+			return -1;
+		}
+	}
+	if (!owner)
+		return 0;
+	/* A shifted box's root owns scratch, the upper (its "/") and work
+	 * (where the overlay, mounted by it, writes). */
+	for (int i = -1; i < (overlay ? 3 : 0); i++) {
+		if (i == 0)
+			continue;
+		snprintf(sub, sizeof sub, "%s%s%s", out, i < 0 ? "" : "/", i < 0 ? "" : subs[i]);
+		if (lchown(sub, (uid_t)owner->ubase, (gid_t)owner->gbase) < 0) {
+			setup_failed("chown %s: %s", sub, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
