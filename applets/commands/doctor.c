@@ -21,15 +21,15 @@
 #include <unistd.h>
 
 #include "base/applet.h"
-#include "cgroup/layout.h"
-#include "cgroup/cgroup.h"
 #include "base/diag.h"
 #include "base/env.h"
 #include "base/fdutil.h"
+#include "base/xdg.h"
 #include "box/idmount.h"
 #include "box/ns.h"
-#include "base/xdg.h"
 #include "box/userns_why.h"
+#include "cgroup/cgroup.h"
+#include "cgroup/layout.h"
 
 static const char usage[] =
 "usage: kern doctor\n"

@@ -12,9 +12,9 @@
 
 #include "base/applet.h"
 #include "base/diag.h"
+#include "base/xdg.h"
 #include "image/cache.h"
 #include "image/sidecar.h"
-#include "base/xdg.h"
 
 static const char usage[] =
 "usage: kern images [-q]\n"

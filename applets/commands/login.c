@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include "base/applet.h"
-#include "oci/creds.h"
 #include "base/diag.h"
+#include "oci/creds.h"
 #include "oci/ref.h"
 
 static const char usage[] =

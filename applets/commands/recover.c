@@ -17,15 +17,15 @@
 #include <unistd.h>
 
 #include "base/applet.h"
-#include "state/boxproc.h"
-#include "cgroup/cgroup.h"
 #include "base/diag.h"
-#include "image/gc.h"
-#include "box/ns.h"
 #include "base/parse.h"
-#include "state/records.h"
 #include "base/rmtree.h"
 #include "base/xdg.h"
+#include "box/ns.h"
+#include "cgroup/cgroup.h"
+#include "image/gc.h"
+#include "state/boxproc.h"
+#include "state/records.h"
 
 static const char usage[] =
 	"usage: kern recover\n"

@@ -8,9 +8,9 @@
 
 #include "base/applet.h"
 #include "base/diag.h"
-#include "image/image.h"
-#include "image/cache.h"
 #include "base/rmtree.h"
+#include "image/cache.h"
+#include "image/image.h"
 
 static const char usage[] =
 "usage: kern rmi REF\n"

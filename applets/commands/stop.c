@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "base/applet.h"
-#include "state/boxproc.h"
-#include "cgroup/cgroup.h"
 #include "base/diag.h"
-#include "box/init.h"
 #include "base/parse.h"
+#include "box/init.h"
+#include "cgroup/cgroup.h"
+#include "state/boxproc.h"
 #include "state/records.h"
 
 static const char usage[] =

@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include "base/applet.h"
-#include "cgroup/cgroup.h"
 #include "base/diag.h"
 #include "base/env.h"
 #include "base/parse.h"
 #include "base/selfexec.h"
+#include "cgroup/cgroup.h"
 
 static const char usage[] =
 "usage: kern-cg --name NAME [--memory SIZE] [--pids-limit N] [--cpus C]\n"

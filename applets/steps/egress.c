@@ -25,12 +25,12 @@ static const char usage[] =
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup/cgroup.h"
 #include "base/diag.h"
-#include "egress/egress.h"
 #include "base/env.h"
 #include "base/parse.h"
 #include "base/selfexec.h"
+#include "cgroup/cgroup.h"
+#include "egress/egress.h"
 
 static int usage_error(const char *fmt, const char *arg)
 {

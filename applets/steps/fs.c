@@ -9,14 +9,14 @@
 #include <unistd.h>
 
 #include "base/applet.h"
+#include "base/diag.h"
+#include "base/parse.h"
+#include "base/selfexec.h"
 #include "box/box.h"
 #include "box/chain.h"
-#include "base/diag.h"
 #include "box/mountspec.h"
-#include "base/parse.h"
 #include "box/report.h"
 #include "box/rootfs.h"
-#include "base/selfexec.h"
 
 static const char usage[] =
 	"usage: kern-fs --root overlay|bind|host [--lower DIR] --hostname NAME [options] -- NEXT...\n"

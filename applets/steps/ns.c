@@ -7,8 +7,8 @@
 
 #include "base/applet.h"
 #include "base/diag.h"
-#include "box/ns.h"
 #include "base/selfexec.h"
+#include "box/ns.h"
 
 static const char usage[] =
 	"usage: kern-ns [--net] [--uid-range | --uid-range-if-available] [--map-host-root]\n"

@@ -10,17 +10,17 @@
 #include <unistd.h>
 
 #include "base/applet.h"
-#include "box/box.h"
-#include "box/chain.h"
 #include "base/diag.h"
 #include "base/env.h"
-#include "box/envfile.h"
-#include "box/init.h"
-#include "lockdown/lockdown.h"
-#include "box/report.h"
 #include "base/selfexec.h"
 #include "base/strv.h"
+#include "box/box.h"
+#include "box/chain.h"
+#include "box/envfile.h"
+#include "box/init.h"
+#include "box/report.h"
 #include "box/users.h"
+#include "lockdown/lockdown.h"
 
 static const char usage[] =
 	"usage: kern-seccomp [options] -- CMD [ARG...]\n"

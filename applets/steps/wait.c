@@ -11,18 +11,18 @@
 #include <unistd.h>
 
 #include "base/applet.h"
-#include "cgroup/cgroup.h"
-#include "box/chain.h"
 #include "base/diag.h"
 #include "base/env.h"
 #include "base/fdutil.h"
-#include "box/ns.h"
 #include "base/parse.h"
-#include "box/pid1sync.h"
-#include "state/records.h"
 #include "base/rmtree.h"
 #include "base/selfexec.h"
+#include "box/chain.h"
+#include "box/ns.h"
+#include "box/pid1sync.h"
 #include "box/supervise.h"
+#include "cgroup/cgroup.h"
+#include "state/records.h"
 
 static const char usage[] =
 	"usage: kern-wait --name NAME --runtime DIR [options] -- NEXT...\n"

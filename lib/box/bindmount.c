@@ -4,9 +4,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/testhook.h"
 #include "box/bindmount.h"
 #include "box/mountutil.h"
-#include "base/testhook.h"
 
 /* The new mount API has no wrapper in Debian's musl (the release build):
  * the bare system calls, whose numbers are the same on every

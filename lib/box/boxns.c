@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "box/boxns.h"
 #include "base/fdutil.h"
+#include "box/boxns.h"
 
 const struct box_ns box_ns[BOX_NS_COUNT] = {
 	{"user", CLONE_NEWUSER}, {"cgroup", CLONE_NEWCGROUP}, {"ipc", CLONE_NEWIPC},

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "box/chain.h"
 #include "base/env.h"
+#include "box/chain.h"
 
 void chain_read(struct chain_fds *c)
 {

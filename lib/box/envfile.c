@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "box/envfile.h"
 #include "base/fdutil.h"
+#include "box/envfile.h"
 
 int envfile_read(const char *path, struct strv *out, char *why, size_t len)
 {

@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/path.h"
 #include "box/bindmount.h"
 #include "box/idmount.h"
 #include "box/mountutil.h"
-#include "base/path.h"
 #include "box/report.h"
 #include "box/rootfs.h"
 

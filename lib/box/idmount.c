@@ -12,9 +12,9 @@
 
 #include "base/diag.h"
 #include "base/fdutil.h"
+#include "base/path.h"
 #include "box/idmount.h"
 #include "box/ns.h"
-#include "base/path.h"
 #include "box/supervise.h"
 
 /* PID 1 -> supervisor: one host path. */

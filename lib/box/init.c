@@ -7,14 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "box/boxns.h"
 #include "base/diag.h"
 #include "base/fdutil.h"
-#include "box/init.h"
-#include "lockdown/lockdown.h"
 #include "base/proctitle.h"
+#include "box/boxns.h"
+#include "box/init.h"
 #include "box/pty.h"
 #include "box/report.h"
+#include "lockdown/lockdown.h"
 
 const int init_forwarded[6] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 

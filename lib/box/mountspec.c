@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "box/mountspec.h"
 #include "base/parse.h"
 #include "base/path.h"
+#include "box/mountspec.h"
 
 int parse_volume(const char *spec, struct bind_spec *b, const char **why)
 {

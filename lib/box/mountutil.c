@@ -9,8 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "box/mountutil.h"
 #include "base/path.h"
+#include "box/mountutil.h"
 
 /* The new mount API has no wrapper in Debian's musl (the release build):
  * the bare system calls, numbered alike on every architecture. */

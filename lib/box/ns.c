@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "base/diag.h"
-#include "egress/egress.h"
 #include "base/fdutil.h"
 #include "box/ns.h"
 #include "box/userns_why.h"
+#include "egress/egress.h"
 
 const char single_map_note[] =
 	"this box ran with a single-id map (no subordinate id range was available); "

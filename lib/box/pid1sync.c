@@ -4,13 +4,13 @@
 #include <unistd.h>
 
 #include "base/diag.h"
-#include "egress/egress.h"
 #include "base/fdutil.h"
 #include "box/idmount.h"
 #include "box/ns.h"
 #include "box/pid1sync.h"
 #include "box/report.h"
 #include "box/supervise.h"
+#include "egress/egress.h"
 
 void pid1sync_wait(int sock, int shifted, int egress)
 {

@@ -14,8 +14,8 @@
 #include "base/env.h"
 #include "base/parse.h"
 #include "base/path.h"
-#include "box/profiles.h"
 #include "base/toml.h"
+#include "box/profiles.h"
 
 /* ^(vcpu|vgpio|vdisk):[A-Za-z0-9][A-Za-z0-9._-]*$, checked by hand: it runs
  * for every bare word of `kern box`, and compiling a regex there cost more

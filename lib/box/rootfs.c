@@ -18,15 +18,15 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "box/bindmount.h"
 #include "base/diag.h"
+#include "base/path.h"
+#include "base/testhook.h"
+#include "box/bindmount.h"
 #include "box/idmount.h"
 #include "box/mountutil.h"
-#include "base/path.h"
 #include "box/pty.h"
 #include "box/report.h"
 #include "box/rootfs.h"
-#include "base/testhook.h"
 
 #define NOSUID_NODEV (MS_NOSUID | MS_NODEV)
 

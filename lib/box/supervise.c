@@ -17,17 +17,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "box/boxns.h"
 #include "base/diag.h"
-#include "egress/egress.h"
 #include "base/fdutil.h"
+#include "base/rmtree.h"
+#include "base/testhook.h"
+#include "box/boxns.h"
 #include "box/pty.h"
 #include "box/report.h"
-#include "base/rmtree.h"
 #include "box/supervise.h"
-#include "base/testhook.h"
 #include "box/ttyrelay.h"
 #include "box/userns_why.h"
+#include "egress/egress.h"
 
 const char oom_sentence[] =
 	"kern: the workload was killed by the kernel's OOM killer against this box's own memory "

@@ -15,8 +15,8 @@
 
 #include "base/diag.h"
 #include "base/fdutil.h"
-#include "lockdown/lockdown.h"
 #include "box/userns_why.h"
+#include "lockdown/lockdown.h"
 
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0

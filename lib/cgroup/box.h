@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cgroup/layout.h"
 #include "cgroup/cgroup.h"
+#include "cgroup/layout.h"
 
 #define CG_DEFAULT_MEMORY (512ULL << 20)
 #define CG_DEFAULT_PIDS 512

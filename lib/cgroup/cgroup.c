@@ -13,12 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup/box.h"
-#include "cgroup/io.h"
-#include "cgroup/notice.h"
 #include "base/diag.h"
 #include "base/env.h"
 #include "base/path.h"
+#include "cgroup/box.h"
+#include "cgroup/io.h"
+#include "cgroup/notice.h"
 
 _Static_assert(CG_HAS_MEMORY == CG_BIT(CG_MEMORY) && CG_HAS_PIDS == CG_BIT(CG_PIDS) &&
 		       CG_HAS_CPU == CG_BIT(CG_CPU) && CG_HAS_CPUSET == CG_BIT(CG_CPUSET),

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup/io.h"
 #include "base/parse.h"
+#include "cgroup/io.h"
 
 int cg_write(int dirfd, const char *file, const char *s)
 {

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup/notice.h"
 #include "base/diag.h"
 #include "base/xdg.h"
+#include "cgroup/notice.h"
 
 void cg_refuse_uncapped(void)
 {

@@ -13,10 +13,10 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "cgroup/box.h"
-#include "cgroup/io.h"
 #include "base/diag.h"
 #include "base/env.h"
+#include "cgroup/box.h"
+#include "cgroup/io.h"
 
 #define SUP_PREFIX "kern-sup-"
 

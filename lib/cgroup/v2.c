@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/parse.h"
 #include "cgroup/box.h"
 #include "cgroup/io.h"
-#include "base/parse.h"
 
 static void put(struct cg_box *cg, enum cg_ctl c, struct cg_hier *h, const char *file,
 		const char *value)

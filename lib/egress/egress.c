@@ -23,12 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup/cgroup.h"
 #include "base/diag.h"
-#include "egress/egress.h"
 #include "base/env.h"
 #include "base/fdutil.h"
 #include "base/parse.h"
+#include "cgroup/cgroup.h"
+#include "egress/egress.h"
 #include "egress/proxy.h"
 #include "egress/resolve.h"
 

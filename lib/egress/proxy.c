@@ -15,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fdutil.h"
 #include "egress/head.h"
 #include "egress/match.h"
 #include "egress/pool.h"
 #include "egress/proxy.h"
-#include "base/fdutil.h"
 
 #define BUF_SIZE EGRESS_HEAD_MAX	/* the head buffer doubles as the client->upstream buffer */
 #define UP_SIZE EGRESS_FORWARD_MAX	/* ... and holds the head as forwarded */

@@ -9,12 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "image/cachekey.h"
 #include "base/diag.h"
 #include "base/fdutil.h"
-#include "image/cache.h"
-#include "state/records.h"
 #include "base/xdg.h"
+#include "image/cache.h"
+#include "image/cachekey.h"
+#include "state/records.h"
 
 int cache_open(struct cache *c, const char *ref, int create)
 {

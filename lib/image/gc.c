@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "base/diag.h"
-#include "image/gc.h"
-#include "image/cache.h"
 #include "base/rmtree.h"
 #include "base/xdg.h"
+#include "image/cache.h"
+#include "image/gc.h"
 
 /* The lock of key is free right now (no pull is running). */
 static int lock_free(int root, const char *key)

@@ -10,14 +10,14 @@
 #include <unistd.h>
 
 #include "base/diag.h"
+#include "base/rmtree.h"
+#include "base/testhook.h"
+#include "image/cache.h"
 #include "image/image.h"
+#include "image/sidecar.h"
+#include "image/store.h"
 #include "oci/pull.h"
 #include "oci/ref.h"
-#include "image/cache.h"
-#include "image/store.h"
-#include "base/rmtree.h"
-#include "image/sidecar.h"
-#include "base/testhook.h"
 
 
 int image_ref_check(const char *ref, const char **why)

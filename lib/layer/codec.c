@@ -7,8 +7,8 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "oci/digest.h"
 #include "layer/codec.h"
+#include "oci/digest.h"
 
 /* zstd frames may ask for windows up to 2 GiB; 128 MiB (zstd's own default
  * ceiling) is what real layers use and bounds our memory. */

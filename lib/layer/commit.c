@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "layer/dirmap.h"
-#include "layer/staging.h"
-#include "layer/member_path.h"
 #include "base/tree.h"
+#include "layer/dirmap.h"
+#include "layer/member_path.h"
+#include "layer/staging.h"
 #include "layer/unpack.h"
 
 struct commit {

@@ -14,14 +14,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "layer/dirmap.h"
+#include "base/path.h"
+#include "base/tree.h"
 #include "layer/codec.h"
+#include "layer/dirmap.h"
+#include "layer/member_path.h"
 #include "layer/pump.h"
 #include "layer/staging.h"
-#include "layer/member_path.h"
-#include "base/path.h"
 #include "layer/tar_scan.h"
-#include "base/tree.h"
 #include "layer/unpack.h"
 
 #define GiB (1024ULL * 1024 * 1024)

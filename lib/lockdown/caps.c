@@ -8,8 +8,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "lockdown/steps.h"
 #include "base/parse.h"
+#include "lockdown/steps.h"
 
 #define BIT(n) (1ULL << (n))
 

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "lockdown/steps.h"
 #include "base/parse.h"
+#include "lockdown/steps.h"
 
 static const struct {
 	const char *name;

@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "oci/creds.h"
 #include "base/diag.h"
 #include "base/xdg.h"
+#include "oci/creds.h"
 
 #define CREDS_MAX 65536
 

@@ -7,9 +7,9 @@
 #include <time.h>
 
 #include "base/env.h"
+#include "base/version.h"
 #include "oci/http.h"
 #include "oci/ref.h"
-#include "base/version.h"
 
 #define CA_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
 #define ERRBODY_MAX 65536	/* bytes kept of a non-2xx body, for diagnosis */

@@ -9,17 +9,17 @@
 #include <unistd.h>
 
 #include "base/diag.h"
-#include "oci/digest.h"
 #include "base/fdutil.h"
-#include "oci/pull.h"
-#include "oci/load.h"
-#include "oci/ref.h"
-#include "image/store.h"
 #include "base/json.h"
-#include "oci/manifest.h"
 #include "base/path.h"
 #include "base/rmtree.h"
 #include "base/xdg.h"
+#include "image/store.h"
+#include "oci/digest.h"
+#include "oci/load.h"
+#include "oci/manifest.h"
+#include "oci/pull.h"
+#include "oci/ref.h"
 
 #define MEMBER_MAX 4096
 #define INDEX_MAX 8000000

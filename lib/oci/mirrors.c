@@ -3,8 +3,8 @@
 
 #include "base/diag.h"
 #include "base/env.h"
-#include "oci/ref.h"
 #include "oci/mirrors.h"
+#include "oci/ref.h"
 
 static const char *canonical(const char *reg)
 {

@@ -5,16 +5,16 @@
 #include <string.h>
 
 #include "base/diag.h"
-#include "oci/digest.h"
 #include "base/env.h"
-#include "oci/pull.h"
+#include "base/testhook.h"
+#include "image/sidecar.h"
+#include "layer/unpack.h"
+#include "oci/digest.h"
 #include "oci/manifest.h"
 #include "oci/mirrors.h"
 #include "oci/progress.h"
+#include "oci/pull.h"
 #include "oci/regclient.h"
-#include "image/sidecar.h"
-#include "base/testhook.h"
-#include "layer/unpack.h"
 
 #define LAYER_MAX 8000000000ULL
 #define BLOB_TIMEOUT 600

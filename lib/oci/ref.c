@@ -3,8 +3,8 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "oci/digest.h"
 #include "image/image.h"
+#include "oci/digest.h"
 #include "oci/ref.h"
 
 static int is_lower_alnum(char c)

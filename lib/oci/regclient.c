@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oci/creds.h"
 #include "base/diag.h"
-#include "oci/ref.h"
 #include "base/json.h"
+#include "oci/creds.h"
 #include "oci/manifest.h"
+#include "oci/ref.h"
 #include "oci/regclient.h"
 #include "oci/wwwauth.h"
 

@@ -9,8 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "state/boxproc.h"
 #include "base/fdutil.h"
+#include "state/boxproc.h"
 
 /* The value of one "Key:\t..." line of /proc/<pid>/status into val. */
 static int status_field(pid_t pid, const char *key, char *val, size_t len)

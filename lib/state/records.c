@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "box/box.h"
 #include "base/diag.h"
-#include "state/records.h"
 #include "base/xdg.h"
+#include "box/box.h"
+#include "state/records.h"
 
 static const char *const children[] = {"instances", "claims", "scratch", "logs"};
 

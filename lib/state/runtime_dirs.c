@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "state/records.h"
 #include "base/xdg.h"
+#include "state/records.h"
 
 struct each_ctx {
 	void (*fn)(const struct box_record *, void *);

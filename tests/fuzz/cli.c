@@ -15,13 +15,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "box/envfile.h"
-#include "lockdown/lockdown.h"
-#include "box/mountspec.h"
 #include "base/parse.h"
 #include "base/path.h"
 #include "base/strv.h"
+#include "box/envfile.h"
+#include "box/mountspec.h"
 #include "box/users.h"
+#include "lockdown/lockdown.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -20,12 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/strv.h"
 #include "box/envfile.h"
+#include "box/users.h"
+#include "image/sidecar.h"
 #include "lockdown/lockdown.h"
 #include "oci/manifest.h"
-#include "image/sidecar.h"
-#include "base/strv.h"
-#include "box/users.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "base/json.h"
-#include "oci/manifest.h"
 #include "image/sidecar.h"
+#include "oci/manifest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

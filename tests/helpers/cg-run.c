@@ -29,9 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup/cgroup.h"
 #include "base/diag.h"
 #include "base/parse.h"
+#include "cgroup/cgroup.h"
 
 static const char oom_sentence[] =
 	"kern: the workload was killed by the kernel's OOM killer against this box's own memory "

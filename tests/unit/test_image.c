@@ -1,11 +1,11 @@
 #include <stdlib.h>
 
+#include "base/json.h"
 #include "image/cachekey.h"
 #include "image/image.h"
-#include "base/json.h"
-#include "oci/ref.h"
-#include "oci/manifest.h"
 #include "image/sidecar.h"
+#include "oci/manifest.h"
+#include "oci/ref.h"
 #include "unit.h"
 #include "oci/wwwauth.h"
 

@@ -1,8 +1,8 @@
 #include <stdint.h>
 
-#include "image/cachekey.h"
 #include "base/parse.h"
 #include "base/path.h"
+#include "image/cachekey.h"
 #include "unit.h"
 
 TEST(parse_size_forms)
