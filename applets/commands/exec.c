@@ -116,12 +116,6 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-static void alive_x(int fd)
-{
-	if (fd >= 0)
-		(void)write_all(fd, "x", 1);
-}
-
 static int usage_error(const char *fmt, const char *arg)
 {
 	fatal("box", fmt, arg);
@@ -268,7 +262,7 @@ static int refuse(int alive_fd, const char *fmt, ...)
 	vsnprintf(why, sizeof why, fmt, ap);
 	va_end(ap);
 	diag_line(0, "kern: exec: %s - refusing to run", why);
-	alive_x(alive_fd);
+	alive_write(alive_fd, ALIVE_FAILED);
 	return EXIT_NOEXEC;
 }
 
@@ -290,7 +284,7 @@ static int open_namespaces(struct exec_run *r)
 	 * still the processes we proved. */
 	if (pidfd_exited(r->bp.sup_fd) || pidfd_exited(r->bp.pid1_fd)) {
 		fatal("box", "no running box named '%s'", r->rec.name);
-		alive_x(r->alive_fd);
+		alive_write(r->alive_fd, ALIVE_FAILED);
 		return EXIT_CLI;
 	}
 	for (size_t i = 0; i < BOX_NS_COUNT; i++) {
@@ -367,7 +361,7 @@ static void __attribute__((noreturn)) refuse_inside(struct exec_run *r, const ch
 	(void)write_all(r->status_w, "R", 1);
 	if (!printed)
 		diag_line(0, "kern: exec: %s - refusing to run", why);
-	alive_x(r->alive_fd);
+	alive_write(r->alive_fd, ALIVE_FAILED);
 	_exit(EXIT_NOEXEC);
 }
 
@@ -422,7 +416,7 @@ static void __attribute__((noreturn)) command_main(struct exec_run *r)
 			diag_line(0, "kern: cannot start '%s' in box: %s (os error %d)", cmd, strerror(e), e);
 			hint("-w %s: the working directory cannot be used in box '%s'", r->workdir,
 			     r->rec.name);
-			alive_x(r->alive_fd);
+			alive_write(r->alive_fd, ALIVE_FAILED);
 			_exit(EXIT_NOTFOUND);
 		}
 		/* The box's own workdir vanished: start at its root. */
@@ -714,20 +708,19 @@ static int exec_main(int argc, char **argv)
 	r.alive_fd = env_fd("KERN_ALIVE_FD");
 	r.started_fd = env_fd("KERN_STARTED_FD");
 	/* The alive byte first, before anything can take time (box-cli.md §5). */
-	if (r.alive_fd >= 0)
-		(void)write_all(r.alive_fd, "A", 1);
+	alive_write(r.alive_fd, ALIVE_STARTED);
 	if (r.started_fd >= 0)
 		set_cloexec(r.started_fd, 1);
 	for (size_t i = 0; i < BOX_NS_COUNT; i++)
 		r.nsfd[i] = -1;
 	if ((rc = parse(argc, argv, &a))) {
-		alive_x(r.alive_fd);
+		alive_write(r.alive_fd, ALIVE_FAILED);
 		return rc;
 	}
 	if (find_box(a.name, &r) < 0) {
 		fatal("box", "no running box named '%s'", a.name);
 		hint("`kern ps` lists the running boxes");
-		alive_x(r.alive_fd);
+		alive_write(r.alive_fd, ALIVE_FAILED);
 		return EXIT_CLI;
 	}
 	if ((rc = prepare(&r)) == 0)

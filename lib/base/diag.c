@@ -80,14 +80,58 @@ void warning(const char *fmt, ...)
 	va_end(ap);
 }
 
-void fatal(const char *area, const char *fmt, ...)
+static void vfatal(const char *area, const char *fmt, va_list ap)
 {
 	char prefix[32];
-	va_list ap;
 	snprintf(prefix, sizeof prefix, "error: %s: ", area);
-	va_start(ap, fmt);
 	diag_vline(0, prefix, fmt, ap);
+}
+
+/* fmt's text, then `: <strerror(err)>`, as the fatal line of area. */
+static void vfatal_errno(const char *area, int err, const char *fmt, va_list ap)
+{
+	char msg[3072];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	fatal(area, "%s: %s", msg, strerror(err));
+}
+
+void fatal(const char *area, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfatal(area, fmt, ap);
 	va_end(ap);
+}
+
+void fatal_errno(const char *area, const char *fmt, ...)
+{
+	int err = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vfatal_errno(area, err, fmt, ap);
+	va_end(ap);
+	errno = err;
+}
+
+void die(const char *area, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfatal(area, fmt, ap);
+	va_end(ap);
+	alive_fail();
+	exit(EXIT_CLI);
+}
+
+void die_errno(const char *area, const char *fmt, ...)
+{
+	int err = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vfatal_errno(area, err, fmt, ap);
+	va_end(ap);
+	alive_fail();
+	exit(EXIT_CLI);
 }
 
 void hint(const char *fmt, ...)
@@ -98,20 +142,123 @@ void hint(const char *fmt, ...)
 	va_end(ap);
 }
 
+void die_hint(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vline(0, "hint: ", fmt, ap);
+	va_end(ap);
+	alive_fail();
+	exit(EXIT_CLI);
+}
+
+static const char setup_prefix[] = "kern: sandbox setup failed: ";
+
+void status_send(int fd, int code, const char *text)
+{
+	char msg[4096];
+	if (fd < 0)
+		return;
+	int n = snprintf(msg, sizeof msg, "%d %s", code, text);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof msg - 1)
+		n = (int)sizeof msg - 1;
+	(void)write_all(fd, msg, (size_t)n);
+}
+
+static void vstatus_setup_failed(int fd, const char *hint, const char *fmt, va_list ap)
+{
+	char why[3000], text[3600];
+	vsnprintf(why, sizeof why, fmt, ap);
+	for (char *c = why; *c; c++)
+		if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	snprintf(text, sizeof text, "%s%s%s%s", setup_prefix, why, hint ? "\nhint: " : "",
+		 hint ? hint : "");
+	status_send(fd, EXIT_SETUP, text);
+}
+
+void status_setup_failed(int fd, const char *hint, const char *fmt, ...)
+{
+	va_list ap;
+	if (fd < 0)
+		return;
+	va_start(ap, fmt);
+	vstatus_setup_failed(fd, hint, fmt, ap);
+	va_end(ap);
+}
+
+static void vsetup_failed(const char *fmt, va_list ap)
+{
+	if (diag_status_fd >= 0)
+		vstatus_setup_failed(diag_status_fd, NULL, fmt, ap);
+	else
+		diag_vline(0, setup_prefix, fmt, ap);
+}
+
+/* fmt's text, then `: <strerror(err)>`, as a setup failure. */
+static void vsetup_failed_errno(int err, const char *fmt, va_list ap)
+{
+	char msg[3072];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	setup_failed("%s: %s", msg, strerror(err));
+}
+
 void setup_failed(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	if (diag_status_fd >= 0) {
-		char line[3200];
-		int n = snprintf(line, sizeof line, "125 kern: sandbox setup failed: ");
-		vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-		for (char *c = line; *c; c++)
-			if (*c == '\n')
-				*c = ' ';
-		(void)write_all(diag_status_fd, line, strlen(line));
-	} else {
-		diag_vline(0, "kern: sandbox setup failed: ", fmt, ap);
-	}
+	vsetup_failed(fmt, ap);
 	va_end(ap);
+}
+
+void setup_failed_errno(const char *fmt, ...)
+{
+	int err = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vsetup_failed_errno(err, fmt, ap);
+	va_end(ap);
+	errno = err;
+}
+
+void die_setup(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsetup_failed(fmt, ap);
+	va_end(ap);
+	alive_fail();
+	_exit(EXIT_SETUP);
+}
+
+void die_setup_errno(const char *fmt, ...)
+{
+	int err = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vsetup_failed_errno(err, fmt, ap);
+	va_end(ap);
+	alive_fail();
+	_exit(EXIT_SETUP);
+}
+
+/* -2 until told: then KERN_ALIVE_FD of the environment (alive_remember()). */
+static int alive_fd_known = -2;
+
+void alive_write(int fd, char byte)
+{
+	if (fd >= 0)
+		(void)write_all(fd, &byte, 1);
+}
+
+void alive_remember(int fd)
+{
+	alive_fd_known = fd;
+}
+
+void alive_fail(void)
+{
+	alive_write(alive_fd_known != -2 ? alive_fd_known : env_fd("KERN_ALIVE_FD"), ALIVE_FAILED);
 }

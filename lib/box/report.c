@@ -9,28 +9,10 @@
 #include "base/env.h"
 #include "box/report.h"
 
-static int alive_fd_known = -2;
-
-void alive_remember(int fd)
-{
-	alive_fd_known = fd;
-}
-
-void alive_fail(void)
-{
-	int fd = alive_fd_known != -2 ? alive_fd_known : env_fd("KERN_ALIVE_FD");
-	if (fd >= 0)
-		(void)write_all(fd, "x", 1);
-}
-
 static void __attribute__((noreturn)) finish(int code, const char *text)
 {
 	if (diag_status_fd >= 0) {
-		char msg[4096];
-		int n = snprintf(msg, sizeof msg, "%d %s", code, text);
-		if (n > (int)sizeof msg - 1)
-			n = (int)sizeof msg - 1;
-		(void)write_all(diag_status_fd, msg, (size_t)n);
+		status_send(diag_status_fd, code, text);
 	} else {
 		/* Standalone step: print each line with its own write. */
 		const char *p = text;
@@ -51,9 +33,7 @@ void step_fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof why, fmt, ap);
 	va_end(ap);
-	setup_failed("%s", why);
-	alive_fail();
-	_exit(EXIT_SETUP);
+	die_setup("%s", why);
 }
 
 void exec_fail(const char *cmd, int err)

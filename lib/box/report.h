@@ -13,17 +13,13 @@
 /* The status pipe of PID 1 is diag_status_fd (diag.h): -1 when a step runs
  * standalone and prints its own lines. */
 
-/* Setup failure (125): `kern: sandbox setup failed: <why>`; never returns. */
+/* Setup failure (125): `kern: sandbox setup failed: <why>`; never returns.
+ * die_setup() of diag.h under its older name, for the callers not yet
+ * moved to it. */
 void step_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* Exec failure in the workload child: 126 for EACCES, else 127, with the
  * `kern: cannot start` line and its hint; never returns. */
 void exec_fail(const char *cmd, int err) __attribute__((noreturn));
-
-/* Write `x` on KERN_ALIVE_FD if this process still holds it. */
-void alive_fail(void);
-/* Remember the alive descriptor before the environment is replaced (the
- * workload child execs with the box env). */
-void alive_remember(int fd);
 
 /* PID 1, just before forking the workload. */
 void status_forked(void);

@@ -254,9 +254,7 @@ static int abort_start(struct supervisor *s, pid_t pid1, int code)
 	alive_fail();
 	release(s);
 	if (s->detach_fd >= 0) {
-		char msg[16];
-		int n = snprintf(msg, sizeof msg, "%d ", code);
-		(void)write_all(s->detach_fd, msg, (size_t)n);
+		status_send(s->detach_fd, code, "");
 		close(s->detach_fd);
 		s->detach_fd = -1;
 	}
@@ -354,9 +352,7 @@ int supervise(struct supervisor *s)
 			userns_report("clone", fork_errno, s->detach_fd);
 		} else {
 			setup_failed("fork PID 1: %s", strerror(fork_errno));
-			if (s->detach_fd >= 0)
-				dprintf(s->detach_fd, "125 kern: sandbox setup failed: fork PID 1: %s",
-					strerror(fork_errno));
+			status_setup_failed(s->detach_fd, NULL, "fork PID 1: %s", strerror(fork_errno));
 		}
 		if (s->detach_fd >= 0) {
 			close(s->detach_fd);

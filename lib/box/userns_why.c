@@ -217,7 +217,5 @@ void userns_report(const char *call, int err, int launcher_fd)
 	setup_failed("%s", line);
 	if (w.fix[0])
 		hint("%s", w.fix);
-	if (launcher_fd >= 0)
-		dprintf(launcher_fd, "125 kern: sandbox setup failed: %s%s%s", line,
-			w.fix[0] ? "\nhint: " : "", w.fix);
+	status_setup_failed(launcher_fd, w.fix[0] ? w.fix : NULL, "%s", line);
 }
