@@ -147,7 +147,8 @@ for line in sys.stdin:
 	cmp "$BATS_TEST_TMPDIR/in" "$BATS_TEST_TMPDIR/out"
 }
 
-# KILL-*: SIGKILL the supervisor at each phase; nothing may remain.
+# KILL-1, -2, -3, -5, -7 (security-tests.md §6, SIGKILL of the supervisor at
+# every phase): nothing may remain. KILL-4 and KILL-6 have tests of their own.
 # The caller runs this as `kill_at_phase P || ...`, which turns errexit off
 # inside it: every check returns 1 itself.
 kill_at_phase() {
@@ -174,7 +175,8 @@ kill_at_phase() {
 	timeout 5 cat "$o" >/dev/null || { echo "the outcome fd stayed open"; return 1; }
 	# KILL-5: gone from ps at once, before any recover.
 	! "$KERN" ps -q 2>/dev/null | grep -qx "$name" || { echo "still listed by kern ps"; return 1; }
-	# KILL-1: the whole box goes down within 1.5 s (isolation.md §1).
+	# KILL-1: the whole box goes down within 1.5 s (isolation.md §1, process
+	# model: the box dies with its supervisor).
 	for _ in $(seq 30); do pgrep -fx "sleep $dur" >/dev/null || break; sleep 0.05; done
 	[ -z "$(pgrep -fx "sleep $dur" || true)" ] || { echo "process left"; pgrep -af "sleep $dur"; return 1; }
 	"$KERN" recover >/dev/null 2>&1 || true
@@ -186,7 +188,7 @@ kill_at_phase() {
 		{ echo "cgroup left"; find /sys/fs/cgroup -maxdepth 4 -name "kern-box-$name-*"; return 1; }
 }
 
-@test "KILL: SIGKILL of the supervisor at every phase leaves nothing behind [rootless]" {
+@test "KILL-1, KILL-2, KILL-3, KILL-5, KILL-7: SIGKILL of the supervisor at every phase leaves nothing behind [rootless]" {
 	[ -x "$KERN_T" ] || { echo "no test build at $KERN_T"; return 1; }
 	for phase in parse claim cgroup unshare pid1-before-pivot pid1-after-pivot running teardown; do
 		kill_at_phase "$phase" || { echo "phase $phase"; return 1; }

@@ -1,5 +1,6 @@
 /* The generated seccomp programs (build/gen/seccomp_bpf.h): the number
- * sets against the text of isolation.md §6.1/§6.3 (SC-11), and every
+ * sets against the text of isolation.md §6.1 (the 35 always-denied
+ * syscalls) and §6.3 (the allowlist mode's allow set) (SC-11), and every
  * program run in a userspace BPF interpreter against the reference
  * verdicts (FZ-8), for every mode and both architectures. */
 #include <errno.h>
@@ -13,7 +14,7 @@
 #include "seccomp_bpf.h"
 #include "unit.h"
 
-/* Copied from isolation.md §6.3, en dashes and all. */
+/* Copied from isolation.md §6.3 (modes: the allowlist), en dashes and all. */
 static const char spec_x86_64[] =
 	"0–100, 102, 104–133, 135, 137–138, 140–154, 157–164, 170–173, 179, 186–235, 237–245, 247, "
 	"251–255, 257–271, 273–278, 280–297, 299–303, 305–307, 309, 312, 314–319, 322, 324–334, 424, 434, "
@@ -72,6 +73,7 @@ static int same(const int *a, int na, const int *b, int nb)
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* SC-11: the compiled allow set is the table of isolation.md §6.3. */
 TEST(seccomp_allow_set_matches_isolation_md_x86_64)
 {
 	int spec[1024];
@@ -83,6 +85,7 @@ TEST(seccomp_allow_set_matches_isolation_md_x86_64)
 	CHECK(same(spec, n, kern_seccomp_allow_x86_64, N(kern_seccomp_allow_x86_64)));
 }
 
+/* SC-11, on aarch64. */
 TEST(seccomp_allow_set_matches_isolation_md_aarch64)
 {
 	int spec[1024];
@@ -92,7 +95,8 @@ TEST(seccomp_allow_set_matches_isolation_md_aarch64)
 	CHECK(same(spec, n, kern_seccomp_allow_aarch64, N(kern_seccomp_allow_aarch64)));
 }
 
-/* §6.1's numbers, in its order: x86_64 / aarch64. */
+/* isolation.md §6.1's numbers (the 35 always-denied syscalls), in its
+ * order: x86_64 / aarch64. */
 static const int kill_x86[24] = {101, 310, 311, 246, 320, 175, 313, 176, 169, 167, 168, 428,
 				 429, 430, 431, 432, 433, 442, 321, 272, 308, 165, 166, 155};
 static const int kill_arm[24] = {117, 270, 271, 104, 294, 105, 273, 106, 142, 224, 225, 428,

@@ -69,6 +69,7 @@ def test_missing_interpreter_in_an_image(registry):
 
 
 def test_deadline_during_a_slow_pull_is_startup_failed(kern_bin, hostile, monkeypatch):
+    """CL-12: a short timeout_s during a first pull is startup_failed, not timeout."""
     # The hostile registry's "slow" image sends its layer one byte per
     # 0.5 s: the box is still being set up when the deadline fires.
     monkeypatch.setattr(kern.sandbox, "PULL_TIMEOUT_S", 0.5)
