@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
-# A box started by root holds no more power over the host than one started
-# by a user (isolation.md §3, last bullet; security-tests.md OT-4..OT-6):
-# box root is a subordinate id, binds are idmapped, and --map-host-root is
-# the explicit way back.
+# A box started by root holds no more power over the host than one started by
+# a user (isolation.md §3, namespaces and id maps, last bullet;
+# security-tests.md OT-4..OT-6): box root is a subordinate id, binds are
+# idmapped, and --map-host-root is the explicit way back.
 load helper
 
 setup() { kern_private_dirs; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# CONC-3 (security-tests.md §7): a storm of start, stop, ps and exec on 50
-# names. ps never lists a box after its stop returned; stop never hits
-# another box; every exec lands in the box it named.
+# CONC-3 (security-tests.md §7, concurrency): a storm of start, stop, ps and
+# exec on 50 names. ps never lists a box after its stop returned; stop never
+# hits another box; every exec lands in the box it named.
 load helper
 load boxctl
 

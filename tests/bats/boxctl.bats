@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# kern ps, stop, exec and recover (box-cli.md §4, §5, §7.2; isolation.md
-# §8.2, §8.4, §10): CLI-13, NS-3 (exec), CAP-5, SC-10 (exec), CG-10,
-# DL-2, KILL-5, CONC-4, FD-1 (exec). CONC-3 is in boxctl-storm.bats.
+# kern ps, stop, exec and recover (box-cli.md §4 outcome bytes, §5 readiness
+# pipe, §7.2 subcommands; isolation.md §8.2 kern stop, §8.4 teardown order,
+# §10 kern exec): CLI-13, NS-3 (exec), CAP-5, SC-10 (exec), CG-10, DL-2,
+# KILL-5, CONC-4, FD-1 (exec). CONC-3 is in boxctl-storm.bats.
 load helper
 load boxctl
 
@@ -398,7 +399,8 @@ teardown() { boxes_cleanup; }
 	with_fds "$KERN" exec bytes -- sh -c 'exit 3'
 	assert_status 3
 	[ "$(started_bytes)" = "1 0 0 0" ]
-	# a command that cannot start counts as started (box-cli.md §4)
+	# a command that cannot start counts as started (box-cli.md §4,
+	# outcome bytes)
 	with_fds -127 "$KERN" exec bytes -- /missing
 	assert_status 127
 	[ "$(started_bytes)" = "1 0 0 0" ]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# security-tests.md §3 (CAP-1..CAP-6) and the rest of isolation.md §5 and
-# §2.7 steps 29-32 in real boxes: capability sets, the user switch,
-# no_new_privs, setuid binaries, mknod, --ulimit, --apparmor,
+# security-tests.md §3 (CAP-1..CAP-6) and the rest of isolation.md §5 and §2.7
+# (PID 1 part two, kern-seccomp) steps 29-32 in real boxes: capability sets,
+# the user switch, no_new_privs, setuid binaries, mknod, --ulimit, --apparmor,
 # --security-profile untrusted. A few unit-level cases use the host-side
 # driver (lib/lockdown/lockdown.c alone).
 load helper
@@ -12,7 +12,8 @@ setup() {
 	require_helpers
 }
 
-# The expected default CapEff/CapBnd for this kernel (isolation.md §5).
+# The expected default CapEff/CapBnd for this kernel (isolation.md §5,
+# capabilities).
 default_caps() {
 	local last
 	last=$(cat /proc/sys/kernel/cap_last_cap)

@@ -20,7 +20,7 @@ kern_private_dirs() {
 is_root() { [ "$(id -u)" = 0 ]; }
 # Box root's host uid and gid: the caller's own, except for root, whose
 # boxes map it to the first id of root's /etc/subuid and /etc/subgid rows,
-# else of kern's default range (isolation.md §3).
+# else of kern's default range (isolation.md §3, id maps).
 box_root_uid() { box_root_id /etc/subuid "$(id -u)"; }
 box_root_gid() { box_root_id /etc/subgid "$(id -g)"; }
 box_root_id() {

@@ -43,7 +43,8 @@ inbox() {
 
 arch=$(uname -m)
 
-# isolation.md §6.1 numbers for this architecture: "name nr" lines.
+# isolation.md §6.1 numbers (the 35 always-denied syscalls) for this
+# architecture: "name nr" lines.
 kill_set() {
 	if [ "$arch" = aarch64 ]; then
 		echo "ptrace 117 process_vm_readv 270 process_vm_writev 271 kexec_load 104 kexec_file_load 294

@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
-# The box and the caller's terminal and process group (security-tests.md
-# §12 OT-1, OT-2; issue 17 items 1, 2 and 12): the workload is a session of
-# its own with no controlling terminal, TIOCSTI and TIOCLINUX are refused
-# by seccomp, signals reach it once through kern, -t gives it a pty of the
-# box's own, PID 1 shows no argv and name locks go with their boxes.
+# The box and the caller's terminal and process group (security-tests.md §12,
+# breaks found by outside testing: OT-1, OT-2; issue 17 items 1, 2 and 12):
+# the workload is a session of its own with no controlling terminal, TIOCSTI
+# and TIOCLINUX are refused by seccomp, signals reach it once through kern, -t
+# gives it a pty of the box's own, PID 1 shows no argv and name locks go with
+# their boxes.
 load helper
 
 setup() {

@@ -1,11 +1,11 @@
-/* The box record reader (lib/state/records.c registry_load, box-cli.md §7.1):
- * `kern ps`, `kern exec` and `kern stop` read <runtime>/instances/<name>
- * back, and `kern exec` takes the environment, working directory, user,
- * caps, seccomp mode and ulimits it applies from it. The input is the
- * record file of box "fz". Properties: no crash (ASan, UBSan); a record
- * that loads is well formed (its name, bounded label and ulimit counts,
- * env entries present only after an "env" line); written back by
- * registry_update and loaded again, it is the same record. */
+/* The box record reader (lib/state/records.c registry_load, box-cli.md §7.1,
+ * runtime state): `kern ps`, `kern exec` and `kern stop` read
+ * <runtime>/instances/<name> back, and `kern exec` takes the environment,
+ * working directory, user, caps, seccomp mode and ulimits it applies from it.
+ * The input is the record file of box "fz". Properties: no crash (ASan,
+ * UBSan); a record that loads is well formed (its name, bounded label and
+ * ulimit counts, env entries present only after an "env" line); written back
+ * by registry_update and loaded again, it is the same record. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,13 +1,12 @@
-/* FZ-5 (security-tests.md §11), the command line part: the parsers of
- * `--mount` CSV, `-v`, `--tmpfs`, sizes, seconds, `--cpus`, capability
- * names, `--ulimit`, numeric `--user` and `--env-file` lines, on
+/* FZ-5 (security-tests.md §11, fuzz targets), the command line part: the
+ * parsers of `--mount` CSV, `-v`, `--tmpfs`, sizes, seconds, `--cpus`,
+ * capability names, `--ulimit`, numeric `--user` and `--env-file` lines, on
  * arbitrary bytes. Byte 0 picks the parser, the rest is its argument.
  * Properties: no crash (ASan, UBSan); what a parser accepts round-trips
- * (rendered the way kern renders it and parsed again, it is the same);
- * sizes and plain numbers agree with a reference written separately; a
- * bind or tmpfs target that passes the checks is clean, absolute and not
- * a refused place; every env-file entry is one line with a non-empty
- * name. */
+ * (rendered the way kern renders it and parsed again, it is the same); sizes
+ * and plain numbers agree with a reference written separately; a bind or
+ * tmpfs target that passes the checks is clean, absolute and not a refused
+ * place; every env-file entry is one line with a non-empty name. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

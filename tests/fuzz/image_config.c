@@ -1,17 +1,17 @@
-/* FZ-1 and FZ-5 (security-tests.md §11), the image config's way into a
- * box: an image config blob (lib/oci/manifest.c config_parse), its `.image`
- * sidecar (lib/image/sidecar.c, box-cli.md §10), the environment kern builds
- * from it (lib/base/strv.c env_put over the defaults) and its User resolved in
- * the image's own /etc/passwd and /etc/group (lib/box/users.c). The input is
- * up to three parts split by "\n--KERN-PART--\n": the config JSON, then
- * /etc/passwd, then /etc/group of the image; the whole input is also
- * read as a sidecar, which the cache could hold damaged.
- * Properties: no crash (ASan, UBSan); a sidecar rendered from a config
- * parses back to the same entrypoint, cmd, env, workdir and user, and a
- * sidecar that parses renders and parses back the same; the environment
- * has each name once, with the image's value for names it sets; a user
- * that resolves is the passwd entry an independent lookup finds, with
- * its primary group first and no group twice. */
+/* FZ-1 and FZ-5 (security-tests.md §11, fuzz targets), the image config's way
+ * into a box: an image config blob (lib/oci/manifest.c config_parse), its
+ * `.image` sidecar (lib/image/sidecar.c, box-cli.md §10, image cache layout), the
+ * environment kern builds from it (lib/base/strv.c env_put over the defaults) and
+ * its User resolved in the image's own /etc/passwd and /etc/group
+ * (lib/box/users.c). The input is up to three parts split by "\n--KERN-PART--\n":
+ * the config JSON, then /etc/passwd, then /etc/group of the image; the whole
+ * input is also read as a sidecar, which the cache could hold damaged.
+ * Properties: no crash (ASan, UBSan); a sidecar rendered from a config parses
+ * back to the same entrypoint, cmd, env, workdir and user, and a sidecar that
+ * parses renders and parses back the same; the environment has each name
+ * once, with the image's value for names it sets; a user that resolves is the
+ * passwd entry an independent lookup finds, with its primary group first and
+ * no group twice. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>

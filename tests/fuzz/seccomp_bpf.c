@@ -1,7 +1,8 @@
-/* FZ-8 (security-tests.md §11): kern's seccomp programs in a userspace
- * BPF interpreter over arbitrary (architecture, mode, arch value, number,
- * arguments); every verdict must equal the reference of isolation.md
- * §6.2-§6.3 (tests/unit/bpf_interp.c). Build: make fuzz. */
+/* FZ-8 (security-tests.md §11, fuzz targets): kern's seccomp programs in a
+ * userspace BPF interpreter over arbitrary (architecture, mode, arch value,
+ * number, arguments); every verdict must equal the reference of
+ * isolation.md §6.2-§6.3, prologue and modes (tests/unit/bpf_interp.c).
+ * Build: make fuzz. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
-/* FZ-5 (security-tests.md §11), kern.toml part: lib/base/toml.c on arbitrary
- * bytes. Property: it never crashes or over-reads (ASan, UBSan), and what
- * it accepts round-trips: written back out canonically and parsed again,
- * the document is the same. Build: make fuzz. */
+/* FZ-5 (security-tests.md §11, fuzz targets), kern.toml part: lib/base/toml.c on
+ * arbitrary bytes. Property: it never crashes or over-reads (ASan, UBSan),
+ * and what it accepts round-trips: written back out canonically and parsed
+ * again, the document is the same. Build: make fuzz. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -162,8 +162,8 @@ tls_material() {
 		-days 2 -extfile "$d/ext" -out "$d/cert.pem" 2>/dev/null
 }
 
-# The cache key of a reference (box-cli.md §10), computed here
-# independently of kern's C implementation: key_of REF
+# The cache key of a reference (box-cli.md §10, image cache layout), computed
+# here independently of kern's C implementation: key_of REF
 key_of() {
 	python3 - "$1" <<-'PY'
 	import re, sys

@@ -174,28 +174,31 @@ uint32_t seccomp_reference(int arch_index, int mode, const struct bpf_seccomp_da
 	uint32_t ioctl_nr = arch_index ? KERN_SECCOMP_IOCTL_aarch64 : KERN_SECCOMP_IOCTL_x86_64;
 	uint32_t nr = (uint32_t)d->nr;
 
-	/* §6.2.1: any other architecture, i386 int 0x80 included. */
+	/* isolation.md §6.2 (common prologue) rule 1, architecture: any other
+	 * architecture, i386 int 0x80 included. */
 	if (d->arch != audit)
 		return SECCOMP_RET_KILL_PROCESS;
-	/* §6.2.2, as libseccomp implements it: every number from 0x40000000
-	 * up (all x32 calls, and the negative ones) is killed, except -1,
-	 * the "no system call" a tracer sets, which the kernel never runs
-	 * and which falls through to the table below. */
+	/* §6.2 rule 2, the x32 bit, as libseccomp implements it: every number
+	 * from 0x40000000 up (all x32 calls, and the negative ones) is
+	 * killed, except -1, the "no system call" a tracer sets, which the
+	 * kernel never runs and which falls through to the table below. */
 	if (arch_index == 0 && nr >= 0x40000000u && nr != 0xffffffffu)
 		return SECCOMP_RET_KILL_PROCESS;
-	/* §6.2.3 */
+	/* §6.2 rule 3: the kill set. */
 	if (in(kill, KERN_SECCOMP_NKILL, nr))
 		return SECCOMP_RET_KILL_PROCESS;
-	/* §6.2.5: CLONE_NEW* in the low 32 bits of the flags. */
+	/* §6.2 rule 5: CLONE_NEW* in the low 32 bits of the flags. */
 	if (nr == clone_nr && ((uint32_t)d->args[0] & 0x7E020000u))
 		return SECCOMP_RET_KILL_PROCESS;
-	/* §6.1: the ENOSYS set, in every mode. */
+	/* isolation.md §6.1 (the 35 always-denied syscalls): the ENOSYS set,
+	 * in every mode. */
 	if (in(enosys, KERN_SECCOMP_NENOSYS, nr))
 		return RET_ERRNO(ENOSYS);
-	/* §6.2.4, widened (issue 15, man kern-seccomp): of the families below
-	 * 64 only AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK, and of netlink's
-	 * 32 protocols only ROUTE, SOCK_DIAG, AUDIT and KOBJECT_UEVENT; the
-	 * low 32 bits decide. Larger values fall through to the mode. */
+	/* §6.2 rule 4, the socket families, widened (issue 15, man
+	 * kern-seccomp): of the families below 64 only AF_UNIX, AF_INET,
+	 * AF_INET6 and AF_NETLINK, and of netlink's 32 protocols only ROUTE,
+	 * SOCK_DIAG, AUDIT and KOBJECT_UEVENT; the low 32 bits decide. Larger
+	 * values fall through to the mode. */
 	if (nr == socket_nr || nr == socketpair_nr) {
 		uint32_t fam = (uint32_t)d->args[0], proto = (uint32_t)d->args[2];
 		int fam_ok = fam == 1 || fam == 2 || fam == 10 || fam == 16;
@@ -208,12 +211,13 @@ uint32_t seccomp_reference(int arch_index, int mode, const struct bpf_seccomp_da
 			return SECCOMP_RET_ALLOW;
 		return mode == 0 ? RET_ERRNO(ENOSYS) : mode == 1 ? SECCOMP_RET_ALLOW : SECCOMP_RET_LOG;
 	}
-	/* box-cli.md §2: no pushing input into a terminal, no console
-	 * control, on the low 32 bits of the request. */
+	/* box-cli.md §2 (kern box grammar: the workload and the caller's
+	 * terminal): no pushing input into a terminal, no console control, on
+	 * the low 32 bits of the request. */
 	if (nr == ioctl_nr && ((uint32_t)d->args[1] == KERN_SECCOMP_TIOCSTI ||
 			       (uint32_t)d->args[1] == KERN_SECCOMP_TIOCLINUX))
 		return RET_ERRNO(EPERM);
-	/* §6.3 */
+	/* isolation.md §6.3: the mode's allow set. */
 	if (mode == 1 || in(allow, nallow, nr))
 		return SECCOMP_RET_ALLOW;
 	return mode == 0 ? RET_ERRNO(ENOSYS) : SECCOMP_RET_LOG;

@@ -22,9 +22,10 @@ int bpf_check(const struct sock_filter *p, unsigned len);
  * misbehaves at run time yields 0 (SECCOMP_RET_KILL_THREAD). */
 uint32_t bpf_run(const struct sock_filter *p, unsigned len, const struct bpf_seccomp_data *d);
 
-/* The verdict isolation.md §6.2-§6.3 asks for, computed from the number
- * sets in seccomp_bpf.h without looking at the programs. arch_index:
- * 0 x86_64, 1 aarch64; mode: 0 allowlist, 1 denylist, 2 allowlist-audit. */
+/* The verdict isolation.md §6.2 (common prologue and argument rules) and §6.3
+ * (modes) ask for, computed from the number sets in seccomp_bpf.h without
+ * looking at the programs. arch_index: 0 x86_64, 1 aarch64; mode: 0
+ * allowlist, 1 denylist, 2 allowlist-audit. */
 uint32_t seccomp_reference(int arch_index, int mode, const struct bpf_seccomp_data *d);
 
 #endif

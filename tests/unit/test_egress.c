@@ -194,7 +194,8 @@ TEST(egress_head_parse_plain)
 	CHECK_STR(r.host, "pypi.org");
 	CHECK(parse("GET HTTPS://PyPI.org:443/x HTTP/1.1\r\n\r\n", &r) == 0 && r.port == 443);
 	CHECK_STR(r.host, "pypi.org");
-	/* https:// in a plain request still defaults to 80 (§9.2 step 3). */
+	/* https:// in a plain request still defaults to 80 (isolation.md
+	 * §9.2, egress per connection, step 3). */
 	CHECK(parse("GET https://pypi.org/ HTTP/1.1\r\n\r\n", &r) == 0 && r.port == 80);
 	CHECK(parse("GET http://pypi.org HTTP/1.1\r\n\r\n", &r) == 0);
 	CHECK_STR(r.host, "pypi.org");

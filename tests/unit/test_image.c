@@ -9,7 +9,8 @@
 #include "unit.h"
 #include "oci/wwwauth.h"
 
-/* CLI-14: the seven reference vectors of box-cli.md §10. */
+/* CLI-14: the seven reference vectors of box-cli.md §10 (image cache
+ * layout). */
 TEST(cache_key_vectors)
 {
 	static const char *const v[][2] = {

@@ -1,6 +1,6 @@
-/* Capabilities (isolation.md §5), --ulimit parsing (box-cli.md §2.1) and
- * lockdown_apply() in forked children (it changes the calling process for
- * good, filter included). */
+/* Capabilities (isolation.md §5), --ulimit parsing (box-cli.md §2.1, flags
+ * clients send) and lockdown_apply() in forked children (it changes the
+ * calling process for good, filter included). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>

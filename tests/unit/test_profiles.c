@@ -1,6 +1,6 @@
 /* lib/box/profiles.c and lib/box/vgpio.c: kern.toml lookup, vcpu/vdisk/vgpio
- * resolution, the device refusals of box-cli.md §2.3 on this host's real
- * device nodes, and the error lines. */
+ * resolution, the device refusals of box-cli.md §2.3 (profiles) on this
+ * host's real device nodes, and the error lines. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

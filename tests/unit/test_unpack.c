@@ -1,5 +1,5 @@
 /* The member path guard, the whiteout rules, the raw tar pass and the
- * directory map (isolation.md §12.1). */
+ * directory map (isolation.md §12.1, layer processing per layer). */
 #include <stdint.h>
 #include <stdlib.h>
 

@@ -101,8 +101,9 @@ test("rich results: a matplotlib figure without savefig is a PNG; a pandas DataF
 	});
 });
 
-// setup= (§6): one box with the network and a writable root writes
-// .deps; calls import from it and cannot change it.
+// setup= (python-binding.md §6, workspace, setup and dependencies): one box
+// with the network and a writable root writes .deps; calls import from it and
+// cannot change it.
 const SETUP = "mkdir -p /workspace/.deps/kmod && printf 'VALUE = 1\\n' > /workspace/.deps/kmod/__init__.py && echo setup-ran > /tmp/only-in-setup";
 // A cell that plants bytecode for kmod, which a later import would run.
 const PLANT = [

@@ -61,8 +61,8 @@ test("shared fault table: every split_stderr case", { skip: table ? false : why 
 	}
 });
 
-// Why a kernel or a prewarmed box stopped answering (§12), the table the
-// Python package's test_kernel_death.py runs.
+// Why a kernel or a prewarmed box stopped answering (python-binding.md §12,
+// kernel()), the table the Python package's test_kernel_death.py runs.
 const { classifyDeath } = require("../lib/driverbox.cjs");
 const DEATH = new URL("../../shared/kernel-death-cases.json", import.meta.url);
 const death = existsSync(DEATH) ? JSON.parse(readFileSync(DEATH, "utf8")) : null;

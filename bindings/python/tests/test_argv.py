@@ -1,4 +1,5 @@
-"""The box argv of spec §9, flag for flag, without starting a box."""
+"""The box argv of python-binding.md §9 (spawning), flag for flag,
+without starting a box."""
 
 import pytest
 

@@ -1,7 +1,8 @@
-"""Spec §10 on real boxes, beyond the shared table (test_shared_cases.py,
-which the Node package runs too and which holds the timeout, oom,
-escape_blocked, exec_failed and exit-125 cases): a kill from outside, the
-registry's startup failures, and nothing left behind."""
+"""python-binding.md §10 (faults) on real boxes, beyond the shared table
+(test_shared_cases.py, which the Node package runs too and which holds
+the timeout, oom, escape_blocked, exec_failed and exit-125 cases): a
+kill from outside, the registry's startup failures, and nothing left
+behind."""
 
 import os
 import signal

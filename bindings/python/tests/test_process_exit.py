@@ -1,10 +1,11 @@
 """A short-lived Python process that used the package leaves nothing
-behind: the bytecode-cache build its session started (a ``kern-pyc-*`` box,
-spec §6) is stopped and reaped when the session closes, and also at
-interpreter exit when the session was never closed. Checked from outside
-after the process is gone: ``kern ps``, processes, kern's runtime records
-and scratch, cgroups, mounts, the half-built cache directory, the
-session's private directory and temporary workspace."""
+behind: the bytecode-cache build its session started (a ``kern-pyc-*``
+box, python-binding.md §6, setup) is stopped and reaped when the session
+closes, and also at interpreter exit when the session was never closed.
+Checked from outside after the process is gone: ``kern ps``, processes,
+kern's runtime records and scratch, cgroups, mounts, the half-built
+cache directory, the session's private directory and temporary
+workspace."""
 
 import os
 import subprocess

@@ -1,7 +1,9 @@
-"""Spec §5, §11, §15.1 on real boxes, beyond the shared table
-(test_shared_cases.py, which the Node package runs too and which holds the
-rich-result, streaming-order, stderr-split and truncation cases): figures
-and DataFrames, slow and failing callbacks, host memory under a flood."""
+"""python-binding.md §5 (results), §11 (code_stderr, runtime_notes,
+streaming), §15.1 (the one-shot runner) on real boxes, beyond the shared
+table (test_shared_cases.py, which the Node package runs too and which
+holds the rich-result, streaming-order, stderr-split and truncation
+cases): figures and DataFrames, slow and failing callbacks, host memory
+under a flood."""
 
 import base64
 import resource

@@ -1,5 +1,6 @@
-"""Spec §3 and §7: every argument is checked, and every refused mount,
-tmpfs, network or profile request raises before kern is even run."""
+"""python-binding.md §3 (arguments) and §7 (mount, tmpfs and network
+rules): every argument is checked, and every refused mount, tmpfs,
+network or profile request raises before kern is even run."""
 
 import os
 import stat

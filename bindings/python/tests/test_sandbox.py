@@ -1,5 +1,6 @@
-"""Spec §3, §6, §8, §9 on real boxes: what the arguments do inside the
-box, setup= and .deps, languages, and how kern is spawned."""
+"""python-binding.md §3 (arguments), §6 (setup), §8 (languages), §9
+(spawning) on real boxes: what the arguments do inside the box, setup=
+and .deps, languages, and how kern is spawned."""
 
 import os
 import stat

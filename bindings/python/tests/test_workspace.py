@@ -1,7 +1,7 @@
-"""Spec §4: the workspace's lifetime, a device node, snapshots' format.
-Confinement against what a box leaves there, file tracking and hostile
-archives are cases of the shared table (test_shared_cases.py), which the
-Node package runs too."""
+"""python-binding.md §4 (methods): the workspace's lifetime, a device
+node, snapshots' format. Confinement against what a box leaves there,
+file tracking and hostile archives are cases of the shared table
+(test_shared_cases.py), which the Node package runs too."""
 
 import os
 import stat
