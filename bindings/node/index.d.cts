@@ -49,7 +49,7 @@ export interface SandboxOptions {
 	prewarm?: number;
 	/** Extra box environment. */
 	env?: Record<string, string> | null;
-	/** Box account; null: the image's USER. */
+	/** Box account; null: the image's USER. One that is not root is probed when the Sandbox opens: an account the image lacks raises SandboxError there. */
 	user?: string | null;
 	/** One resident box reused through `kern exec`. */
 	persist?: boolean;

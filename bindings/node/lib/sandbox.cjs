@@ -14,11 +14,12 @@ const { asyncDispose } = require("./dispose.cjs");
 const { ExecutionResult } = require("./results.cjs");
 const { checkOptions, checkTimeout, WORKSPACE } = require("./rules.cjs");
 const { locateKern } = require("./locate.cjs");
-const { boxArgv, boxName, deadlineBackstop, DEPS, PYC_DIR } = require("./argv.cjs");
+const { boxArgv, boxName, boxUser, deadlineBackstop, DEPS, PYC_DIR } = require("./argv.cjs");
 const { runKern } = require("./spawn.cjs");
 const { classify, splitStderr, strip } = require("./faults.cjs");
 const { Workspace, changes } = require("./workspace.cjs");
-const { HOST_IMAGE, isCached } = require("./imagecache.cjs");
+const { HOST_IMAGE, isCached, userIsRoot } = require("./imagecache.cjs");
+const { probeAccount } = require("./account.cjs");
 const { hex, rmtree } = require("./fsutil.cjs");
 const { runnerSource, parseResults, RESULTS_MAX } = require("./runner.cjs");
 const pyc = require("./pyc.cjs");
@@ -142,6 +143,8 @@ class Sandbox {
 		leftovers.add(this.#private);
 		try {
 			if (!isCached(cfg.image)) await this.#pull();
+			const account = boxUser(cfg, null);
+			if (account && !userIsRoot(account)) await probeAccount(this.#kern.path, cfg, account);
 			if (cfg.setup !== null) await this.#runSetup(cfg.setup);
 			if (cfg.pycCache && cfg.image !== HOST_IMAGE) {
 				this.#pycDir = pyc.usable(cfg.image);
@@ -521,8 +524,8 @@ class Sandbox {
 
 	/**
 	 * Replace the workspace's content with a snapshot's. Archives with
-	 * absolute, `..`, symlink, hard link, device or FIFO members are refused
-	 * before anything changes.
+	 * absolute, `..`, sparse, symlink, hard link, device or FIFO members are
+	 * refused before anything changes.
 	 * @param {string} src
 	 */
 	async restore(src) {

@@ -3,8 +3,8 @@
 // portable .tar.gz (USTAR, gzip level 1) and back, as the Python package
 // writes and reads them. The archive may come from anywhere, so restore
 // reads it twice: first every member is checked, and one hostile member
-// (absolute, `..`, symlink, hard link, device, FIFO, anything but files
-// and directories) refuses the whole archive before anything changes;
+// (absolute, `..`, sparse, symlink, hard link, device, FIFO, anything but
+// files and directories) refuses the whole archive before anything changes;
 // then the workspace is emptied and the members written through its
 // confined opens.
 
@@ -113,6 +113,11 @@ function checkMember(m) {
 	if (name.includes("\0") || name.startsWith("/")) throw new SandboxError(`restore refused: member ${pyRepr(name)} has an absolute name`);
 	const parts = name.split("/").filter((p) => p !== "" && p !== ".");
 	if (parts.includes("..")) throw new SandboxError(`restore refused: member ${pyRepr(name)} contains '..'`);
+	// A snapshot never holds one. Its real size is whatever the header
+	// claims (a few bytes of archive can declare terabytes of holes), and
+	// its layout is a map the archive supplies: nothing here can check
+	// either, so the archive is refused rather than trusted.
+	if (m.sparse) throw new SandboxError(`restore refused: member ${pyRepr(name)} is a sparse file`);
 	if (KINDS[m.type]) throw new SandboxError(`restore refused: member ${pyRepr(name)} is ${KINDS[m.type]}`);
 	if (m.type !== "0" && m.type !== "5") throw new SandboxError(`restore refused: member ${pyRepr(name)} is not a file or directory`);
 	return parts;

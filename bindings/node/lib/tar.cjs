@@ -131,6 +131,7 @@ function parsePax(data) {
  * @property {number} mode
  * @property {number} mtime
  * @property {string} linkname
+ * @property {boolean} sparse a GNU sparse file: type "S", or pax GNU.sparse.* records
  */
 
 /**
@@ -226,14 +227,18 @@ class TarReader {
 			return;
 		}
 		const pax = { ...this.globalPax, ...this.pax };
+		// GNU tar's pax sparse forms (0.0, 0.1, 1.0) keep the real name in
+		// GNU.sparse.name, as Python's tarfile reads it.
+		const sparse = type === "S" || Object.keys(pax).some((k) => k.startsWith("GNU.sparse."));
 		/** @type {Member} */
 		const m = {
-			name: this.longName ?? pax.path ?? name,
+			name: this.longName ?? pax["GNU.sparse.name"] ?? pax.path ?? name,
 			type: type === "\0" ? "0" : type === "7" ? "0" : type,
 			size: pax.size !== undefined ? Number(pax.size) : size,
 			mode: getNumber(h, 100, 8) || 0,
 			mtime: pax.mtime !== undefined ? Math.floor(Number(pax.mtime)) : getNumber(h, 136, 12) || 0,
 			linkname: this.longLink ?? pax.linkpath ?? getString(h, 157, 100),
+			sparse,
 		};
 		if (!Number.isSafeInteger(m.size) || m.size < 0) throw new Error("bad member size");
 		this.pax = {};

@@ -13,7 +13,7 @@ import { readFileSync, writeFileSync, mkdtempSync, mkdirSync, readdirSync, symli
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { kern, boxes, assertNothingLeft, until, require, pyArchive } from "./helpers.mjs";
+import { kern, boxes, assertNothingLeft, until, require, pyArchive, sparseTar } from "./helpers.mjs";
 
 const { Sandbox, SandboxError, MountRefused } = kern;
 const { poolOf } = require("../lib/sandbox.cjs");
@@ -31,7 +31,7 @@ const RESULT_KEYS = new Set([
 	"stream_first_before_end_s", "kernel_alive", "pool_served", "stderr_split_whole",
 ]);
 const RAISE_KEYS = new Set(["raises", "message_matches"]);
-const STEP_KEYS = new Set(["do", "expect", "code", "language", "timeout_s", "stream", "argv", "path", "text", "hex", "max_bytes", "members", "format", "raw_text", "kind", "target", "count", "under_s"]);
+const STEP_KEYS = new Set(["do", "expect", "code", "language", "timeout_s", "stream", "argv", "path", "text", "hex", "max_bytes", "members", "format", "raw_text", "sparse_tar", "kind", "target", "count", "under_s"]);
 const CASE_KEYS = new Set(["id", "category", "rule", "sandbox", "steps", "open_expect"]);
 
 /** The table's option name as this package spells it: memory_mb -> memoryMb. */
@@ -170,6 +170,7 @@ class Case {
 			restore: () => {
 				const file = path.join(this.tmp, `case-${this.archives++}.tgz`);
 				if ("raw_text" in step) writeFileSync(file, step.raw_text);
+				else if ("sparse_tar" in step) sparseTar(file, step.sparse_tar, `${file}.d`);
 				else pyArchive(file, step.members, step.format ?? "USTAR_FORMAT");
 				return attempt(() => this.sbx.restore(file), want, where);
 			},

@@ -2,7 +2,8 @@
 // checks that a box left nothing behind.
 import { createRequire } from "node:module";
 import { execFileSync, spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, mkdirSync, openSync, ftruncateSync, writeSync, closeSync, readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 
@@ -118,7 +119,7 @@ echo "$REG_PORT $REG_PID"
 }
 
 /**
- * An archive of `members` [name, tar type char, data?, linkname?] written
+ * An archive of `members` [name, tar type char, data?, linkname?, pax records?] written
  * by Debian's Python tarfile (gzip level 1), independently of this
  * package's tar code; `format` names tarfile's USTAR_FORMAT, GNU_FORMAT or
  * PAX_FORMAT. The Python package's shared-case adapter writes the same.
@@ -127,15 +128,40 @@ export function pyArchive(file, members, format = "USTAR_FORMAT") {
 	const script = `
 import io, json, sys, tarfile
 with tarfile.open(sys.argv[1], "w:gz", compresslevel=1, format=getattr(tarfile, sys.argv[3])) as t:
-    for name, kind, data, link in json.loads(sys.argv[2]):
+    for name, kind, data, link, pax in json.loads(sys.argv[2]):
         i = tarfile.TarInfo(name)
         i.type = kind.encode()
         i.linkname = link or ""
+        i.pax_headers = pax or {}
         b = (data or "").encode()
         i.size = len(b) if kind == "0" else 0
         t.addfile(i, io.BytesIO(b) if kind == "0" else None)
 `;
-	const rows = members.map(([n, k, d, l]) => [n, k, d ?? null, l ?? null]);
+	const rows = members.map(([n, k, d, l, p]) => [n, k, d ?? null, l ?? null, p ?? null]);
 	execFileSync("/usr/bin/python3", ["-c", script, file, JSON.stringify(rows), format]);
+	return file;
+}
+
+/**
+ * An archive GNU tar wrote with --sparse (format "gnu" or "pax", and a
+ * pax sparse_version) of one file with holes: `size` bytes, `text` at each
+ * [offset, text] of `writes`; made in the fresh directory `work`. The
+ * Python package's shared-case adapter writes the same. Throws when tar
+ * made no sparse member (a GNU 'S' header or pax GNU.sparse records).
+ * @param {string} file @param {{format: string, sparse_version?: string | null, name: string, size: number, writes: [number, string][]}} spec @param {string} work
+ */
+export function sparseTar(file, spec, work) {
+	mkdirSync(work);
+	const fd = openSync(path.join(work, spec.name), "wx", 0o644);
+	try {
+		ftruncateSync(fd, spec.size);
+		for (const [offset, text] of spec.writes) writeSync(fd, Buffer.from(text), 0, Buffer.byteLength(text), offset);
+	} finally {
+		closeSync(fd);
+	}
+	const version = spec.sparse_version ? [`--sparse-version=${spec.sparse_version}`] : [];
+	execFileSync("tar", ["--sparse", `--format=${spec.format}`, ...version, "-czf", file, "-C", work, spec.name]);
+	const raw = gunzipSync(readFileSync(file));
+	if (raw[156] !== 0x53 && !raw.includes("GNU.sparse.")) throw new Error("tar wrote no sparse member");
 	return file;
 }

@@ -502,8 +502,8 @@ class Sandbox:
 
     def restore(self, src: str) -> None:
         """Replace the workspace's content with a ``snapshot``. Archives with
-        absolute, ``..``, symlink, hard link, device or FIFO members are
-        refused before anything changes."""
+        absolute, ``..``, sparse, symlink, hard link, device or FIFO
+        members are refused before anything changes."""
         if self._account is not None:
             self._account.open_up()
         self._workspace().restore(src)

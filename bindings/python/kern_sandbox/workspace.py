@@ -19,6 +19,7 @@ import stat
 import subprocess
 import tarfile
 import tempfile
+import zlib
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from .errors import SandboxError
@@ -300,8 +301,9 @@ class Workspace:
         """Replace the workspace's files with a snapshot's.
 
         Every member is checked before anything is touched: absolute
-        names, ``..``, symlinks, hard links, devices, FIFOs and any other
-        non-file, non-directory member make the whole archive refused.
+        names, ``..``, sparse files (GNU or pax), symlinks, hard links,
+        devices, FIFOs and any other non-file, non-directory member make
+        the whole archive refused.
         """
         try:
             tar = tarfile.open(os.fspath(src), "r:*")
@@ -310,7 +312,9 @@ class Workspace:
         with tar:
             try:
                 members = tar.getmembers()
-            except tarfile.TarError as e:
+            except (tarfile.TarError, ValueError, EOFError, OSError, zlib.error) as e:
+                # tarfile lets a malformed sparse map (ValueError) and a cut
+                # gzip stream (EOFError) through as they are.
                 raise SandboxError("restore %s: damaged archive (%s)" % (src, e)) from None
             plan = [(_check_member(m), m) for m in members]
             self.clear()
@@ -370,6 +374,13 @@ def _check_member(m: tarfile.TarInfo) -> List[str]:
     parts = [p for p in name.split("/") if p not in ("", ".")]
     if ".." in parts:
         raise SandboxError("restore refused: member %r contains '..'" % name)
+    if m.issparse() or m.type == tarfile.GNUTYPE_SPARSE or any(
+            k.startswith("GNU.sparse.") for k in m.pax_headers):
+        # A snapshot never holds one. Its real size is whatever the header
+        # claims (a few bytes of archive can declare terabytes of holes),
+        # and its layout is a map the archive supplies: nothing here can
+        # check either, so the archive is refused rather than trusted.
+        raise SandboxError("restore refused: member %r is a sparse file" % name)
     kinds = ((m.issym, "a symlink"), (m.islnk, "a hard link"), (m.ischr, "a device"),
              (m.isblk, "a device"), (m.isfifo, "a FIFO"))
     for test, kind in kinds:

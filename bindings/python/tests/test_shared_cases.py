@@ -10,6 +10,7 @@ test checks that every case of the table ran here.
 """
 
 import binascii
+import gzip
 import io
 import json
 import os
@@ -17,6 +18,7 @@ import pathlib
 import re
 import shutil
 import stat
+import subprocess
 import tarfile
 import time
 
@@ -44,8 +46,8 @@ RESULT_KEYS = {
 }
 RAISE_KEYS = {"raises", "message_matches"}
 STEP_KEYS = {"do", "expect", "code", "language", "timeout_s", "stream", "argv", "path", "text",
-             "hex", "max_bytes", "members", "format", "raw_text", "kind", "target", "count",
-             "under_s"}
+             "hex", "max_bytes", "members", "format", "raw_text", "sparse_tar", "kind", "target",
+             "count", "under_s"}
 CASE_KEYS = {"id", "category", "rule", "sandbox", "steps", "open_expect"}
 
 
@@ -168,15 +170,39 @@ def _check_result(r, want, where, seen, took, extra):
 
 
 def _archive(path, members, fmt):
-    """members: [name, type char, data, linkname], as Node's helper makes them."""
+    """members: [name, type char, data, linkname, pax records (optional)],
+    as Node's helper makes them."""
     with tarfile.open(path, "w:gz", compresslevel=1, format=getattr(tarfile, fmt)) as t:
-        for name, kind, data, link in members:
+        for name, kind, data, link, *pax in members:
             info = tarfile.TarInfo(name)
             info.type = kind.encode()
             info.linkname = link or ""
+            info.pax_headers = pax[0] if pax else {}
             body = (data or "").encode()
             info.size = len(body) if kind == "0" else 0
             t.addfile(info, io.BytesIO(body) if kind == "0" else None)
+
+
+def _sparse_tar(path, spec, work):
+    """An archive GNU tar wrote with --sparse from a file with holes:
+    spec's size, and its text at each [offset, text] of writes."""
+    os.mkdir(work)
+    fd = os.open(os.path.join(work, spec["name"]), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.ftruncate(fd, spec["size"])
+        for offset, text in spec["writes"]:
+            os.pwrite(fd, text.encode(), offset)
+    finally:
+        os.close(fd)
+    argv = ["tar", "--sparse", "--format=" + spec["format"], "-czf", path, "-C", work, spec["name"]]
+    if spec.get("sparse_version"):
+        argv[2:2] = ["--sparse-version=" + spec["sparse_version"]]
+    subprocess.run(argv, check=True)
+    # The case is only worth something if tar made a sparse member: a GNU
+    # 'S' header or pax GNU.sparse records.
+    with gzip.open(path) as f:
+        raw = f.read()
+    assert raw[156:157] == b"S" or b"GNU.sparse." in raw, "tar wrote no sparse member"
 
 
 def _ours(kern_bin):
@@ -287,6 +313,8 @@ class Case:
         path = os.path.join(self.tmp, "case-%d.tgz" % len(os.listdir(self.tmp)))
         if "raw_text" in step:
             pathlib.Path(path).write_text(step["raw_text"])
+        elif "sparse_tar" in step:
+            _sparse_tar(path, step["sparse_tar"], path + ".d")
         else:
             _archive(path, step["members"], step.get("format", "USTAR_FORMAT"))
         _attempt(lambda: self.sbx.restore(path), want, where)
