@@ -3,6 +3,8 @@ node, snapshots' format. Confinement against what a box leaves there,
 file tracking and hostile archives are cases of the shared table
 (test_shared_cases.py), which the Node package runs too."""
 
+import gzip
+import io
 import os
 import stat
 import tarfile
@@ -91,3 +93,22 @@ def test_snapshot_is_ustar(sbx, tmp_path):
     import gzip
     raw = gzip.decompress(dest.read_bytes())
     assert raw[257:263] == b"ustar\x00"
+
+
+def test_restore_refuses_a_cut_archive_changing_nothing(sbx, tmp_path):
+    """A gzip stream cut short raises SandboxError (tarfile let EOFError
+    through before), and the workspace is untouched. As Node's
+    snapshot.test.mjs does."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        body = b"y" * 100000
+        info = tarfile.TarInfo("big.txt")
+        info.size = len(body)
+        t.addfile(info, io.BytesIO(body))
+    cut = tmp_path / "cut.tgz"
+    # Half a tar, and a gzip stream without its end.
+    cut.write_bytes(gzip.compress(raw.getvalue()[:20000], compresslevel=1)[:-12])
+    sbx.write_file("before.txt", "untouched")
+    with pytest.raises(SandboxError, match="^restore .*cut.tgz: "):
+        sbx.restore(str(cut))
+    assert [f.path for f in sbx.list_files()] == ["before.txt"]
