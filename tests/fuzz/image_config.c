@@ -235,7 +235,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (meta.user && *meta.user) {
 		char *pw = calloc(1, len[1] + 1);
 		if (pw) {
-			memcpy(pw, part[1], len[1]);
+			if (len[1])	/* part[1] is NULL when the input has one part */
+				memcpy(pw, part[1], len[1]);
 			check_user(meta.user, pw);
 			free(pw);
 		}
