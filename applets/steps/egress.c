@@ -27,10 +27,10 @@ static const char usage[] =
 
 #include "base/diag.h"
 #include "base/env.h"
-#include "base/parse.h"
 #include "base/selfexec.h"
 #include "cgroup/cgroup.h"
 #include "egress/egress.h"
+#include "steps/steps.h"
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -97,32 +97,19 @@ static int place_fd(int fd, int want)
 
 static int egress_main(int argc, char **argv)
 {
-	char *allow = NULL, *name = NULL;
-	int attach = 0, fd = -1, i;
-	unsigned long long n;
+	struct egress_step c = egress_step_defaults;
+	int i = step_args(&egress_step_flags, argc, argv, &c);
 
-	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		if (strcmp(argv[i], "--attach") == 0) {
-			attach = 1;
-		} else if (strcmp(argv[i], "--allow") == 0 && i + 1 < argc) {
-			allow = argv[++i];
-		} else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc) {
-			name = argv[++i];
-		} else if (strcmp(argv[i], "--fd") == 0 && i + 1 < argc) {
-			if (parse_u64(argv[++i], &n) < 0 || n <= 2 || n > 1 << 20)
-				return usage_error("--fd wants a descriptor number above 2, not '%s'", argv[i]);
-			fd = (int)n;
-		} else {
-			return usage_error("unknown or incomplete option '%s'", argv[i]);
-		}
-	}
+	if (i < 0)
+		return EXIT_CLI;
 	if (i + 1 >= argc)
 		return usage_error("%s", "missing '-- NEXT...'");
 	char **next = argv + i + 1;
-	if (attach == !!allow)
+	if (c.attach == !!c.allow)
 		return usage_error("%s", "exactly one of --allow and --attach is needed");
+	int fd = c.fd;
 
-	if (attach) {
+	if (c.attach) {
 		int ctl = fd >= 0 ? fd : env_fd(EGRESS_FD_ENV);
 		unsetenv(EGRESS_PID_ENV);
 		/* No descriptor: the start already failed and warned; the box
@@ -138,12 +125,12 @@ static int egress_main(int argc, char **argv)
 		return run_next(next);
 	}
 
-	struct egress_config cfg = {.runtime = NULL, .name = name, .cg = NULL};
+	struct egress_config cfg = {.runtime = NULL, .name = c.name, .cg = NULL};
 	char **list = NULL;
-	if (split_allow(allow, &list, &cfg.nallow) != 0)
+	if (split_allow(c.allow, &list, &cfg.nallow) != 0)
 		return EXIT_CLI;
 	cfg.allow = list;
-	if (name && cg_open(name, getpid(), NULL, &cfg.cg) != 0)
+	if (c.name && cg_open(c.name, getpid(), NULL, &cfg.cg) != 0)
 		return EXIT_SETUP;
 	int ctl;
 	unsetenv(EGRESS_FD_ENV);

@@ -10,13 +10,13 @@
 
 #include "base/applet.h"
 #include "base/diag.h"
-#include "base/parse.h"
 #include "base/selfexec.h"
 #include "box/box.h"
 #include "box/chain.h"
 #include "box/mountspec.h"
 #include "box/report.h"
 #include "box/rootfs.h"
+#include "steps/steps.h"
 
 static const char usage[] =
 	"usage: kern-fs --root overlay|bind|host [--lower DIR] --hostname NAME [options] -- NEXT...\n"
@@ -49,81 +49,26 @@ static const char usage[] =
 	"\n"
 	"Any failure exits 125 with `kern: sandbox setup failed: <why>`.\n";
 
-#define MAX_ITEMS 256
-
 static int fs_main(int argc, char **argv)
 {
-	static struct bind_spec binds[MAX_ITEMS];
-	static struct tmpfs_spec tmpfs[MAX_ITEMS];
-	static struct dev_spec devices[MAX_ITEMS];
-	struct fs_config c = {.binds = binds, .tmpfs = tmpfs, .devices = devices,
-			      .disk = disk_default(0)};
-	uint64_t size;
+	static struct bind_spec binds[FS_STEP_MAX_ITEMS];
+	static struct tmpfs_spec tmpfs[FS_STEP_MAX_ITEMS];
+	static struct dev_spec devices[FS_STEP_MAX_ITEMS];
+	struct fs_config c = fs_step_defaults;
 	struct chain_fds ch;
-	const char *root = NULL, *why, *f = NULL;
-	int next = split_dashdash(argc, argv);
+	int next;
 
-	if (next < 0 || next >= argc) {
+	c.binds = binds;
+	c.tmpfs = tmpfs;
+	c.devices = devices;
+	if ((next = step_args(&fs_step_flags, argc, argv, &c) + 1) <= 0)
+		return EXIT_CLI;
+	if (next >= argc) {
 		fatal("box", "kern-fs: missing `-- NEXT...`");
 		return EXIT_CLI;
 	}
-	for (int i = 1; i < next - 1; i++) {
-		f = argv[i];
-		const char *v = i + 1 < next - 1 ? argv[i + 1] : NULL;
-		if (!strcmp(f, "--ro")) { c.read_only = 1; continue; }
-		if (!strcmp(f, "--rootless")) { c.rootless = 1; continue; }
-		if (!strcmp(f, "--net-host")) { c.net_host = 1; continue; }
-		if (!strcmp(f, "--cgroup2")) { c.cgroup2 = 1; continue; }
-		if (!strcmp(f, "--tty")) { c.tty = 1; continue; }
-		if (!v)
-			goto bad;
-		i++;
-		if (!strcmp(f, "--root")) {
-			root = v;
-		} else if (!strcmp(f, "--lower")) {
-			c.lower = v;
-		} else if (!strcmp(f, "--scratch")) {
-			c.scratch = v;
-		} else if (!strcmp(f, "--disk")) {
-			if (parse_size(v, 1, &size) < 0)
-				goto bad;
-			c.disk = size;
-		} else if (!strcmp(f, "--hostname")) {
-			c.hostname = v;
-		} else if (!strcmp(f, "--workdir")) {
-			c.workdir = v;
-		} else if (!strcmp(f, "--mount") && c.nbinds < MAX_ITEMS) {
-			if (parse_mount(v, &binds[c.nbinds], &why) < 0 || bind_check(&binds[c.nbinds], &why) < 0) {
-				fatal("box", "kern-fs: bad --mount '%s': %s", v, why);
-				return EXIT_CLI;
-			}
-			c.nbinds++;
-		} else if (!strcmp(f, "--tmpfs") && c.ntmpfs < MAX_ITEMS) {
-			if (parse_tmpfs(v, &tmpfs[c.ntmpfs], &why) < 0) {
-				fatal("box", "kern-fs: bad --tmpfs '%s': %s", v, why);
-				return EXIT_CLI;
-			}
-			c.ntmpfs++;
-		} else if (!strcmp(f, "--device") && c.ndevices < MAX_ITEMS) {
-			devices[c.ndevices++].path = (char *)v;
-		} else {
-			goto bad;
-		}
-	}
-	if (!root || !c.hostname) {
-		fatal("box", "kern-fs: --root and --hostname are required");
-		return EXIT_CLI;
-	}
-	if (!strcmp(root, "overlay"))
-		c.root = ROOT_OVERLAY;
-	else if (!strcmp(root, "bind"))
-		c.root = ROOT_BIND;
-	else if (!strcmp(root, "host"))
-		c.root = ROOT_HOST;
-	else
-		goto bad;
 	if (c.root != ROOT_HOST && !c.lower) {
-		fatal("box", "kern-fs: --root %s needs --lower", root);
+		fatal("box", "kern-fs: --root %s needs --lower", c.root == ROOT_BIND ? "bind" : "overlay");
 		return EXIT_CLI;
 	}
 	chain_read(&ch);
@@ -150,9 +95,6 @@ static int fs_main(int argc, char **argv)
 	}
 	exec_next(argv + next);
 	step_fail("kern-fs: exec %s: %s", argv[next], strerror(errno));
-bad:
-	fatal("box", "kern-fs: bad or unknown flag '%s' (or a bad value for it)", f ? f : "");
-	return EXIT_CLI;
 }
 
 APPLET(fs, "build the box root: overlay, /dev, binds, tmpfs, pivot_root, /proc", usage, fs_main);

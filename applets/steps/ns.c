@@ -9,6 +9,7 @@
 #include "base/diag.h"
 #include "base/selfexec.h"
 #include "box/ns.h"
+#include "steps/steps.h"
 
 static const char usage[] =
 	"usage: kern-ns [--net] [--uid-range | --uid-range-if-available] [--map-host-root]\n"
@@ -48,30 +49,18 @@ static int next_is_wait(char **next)
 
 static int ns_main(int argc, char **argv)
 {
+	struct ns_step st = ns_step_defaults;
 	struct ns_config cfg = {.uid = geteuid(), .gid = getegid()};
-	int egress_fd = -1, ranged;
-	int next = split_dashdash(argc, argv);
+	int ranged, next = step_args(&ns_step_flags, argc, argv, &st) + 1;
 
-	if (next < 0 || next >= argc) {
+	if (next <= 0)
+		return EXIT_CLI;
+	if (next >= argc) {
 		fatal("box", "kern-ns: missing `-- NEXT...`");
 		return EXIT_CLI;
 	}
-	for (int i = 1; i < next - 1; i++) {
-		if (!strcmp(argv[i], "--net")) {
-			cfg.net_host = 1;
-		} else if (!strcmp(argv[i], "--uid-range")) {
-			cfg.range = cfg.range_explicit = 1;
-		} else if (!strcmp(argv[i], "--uid-range-if-available")) {
-			cfg.range = 1;
-		} else if (!strcmp(argv[i], "--map-host-root")) {
-			cfg.host_root = 1;
-		} else if (!strcmp(argv[i], "--egress-fd") && i + 1 < next - 1) {
-			egress_fd = (int)strtol(argv[++i], NULL, 10);
-		} else {
-			fatal("box", "kern-ns: unknown flag '%s'", argv[i]);
-			return EXIT_CLI;
-		}
-	}
+	ns_step_config(&st, &cfg);
+	int egress_fd = st.egress_fd;
 	if (ns_shifted(&cfg)) {
 		/* Deferred namespaces exist only if kern-wait comes next: any
 		 * other NEXT would run on the host's namespaces. Fail closed. */

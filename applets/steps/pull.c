@@ -8,6 +8,7 @@
 #include "base/applet.h"
 #include "base/diag.h"
 #include "image/image.h"
+#include "steps/steps.h"
 
 static const char usage[] =
 "usage: kern pull [--platform OS/ARCH] [--pull POLICY] IMAGE\n"
@@ -44,48 +45,19 @@ static int exec_next(char **next)
 
 static int pull_main(int argc, char **argv)
 {
-	const char *platform = NULL, *ref = NULL;
+	struct pull_step c = pull_step_defaults;
 	char arch[32];
 	char **next = NULL;
-	int policy = PULL_MISSING;
+	int i = step_args(&pull_step_flags, argc, argv, &c);
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--") == 0) {
-			next = argv + i + 1;
-			break;
-		} else if (strcmp(a, "--platform") == 0) {
-			if (++i == argc) {
-				fatal("pull", "--platform needs a value");
-				return EXIT_CLI;
-			}
-			platform = argv[i];
-		} else if (strncmp(a, "--platform=", 11) == 0) {
-			platform = a + 11;
-		} else if (strcmp(a, "--pull") == 0 || strncmp(a, "--pull=", 7) == 0) {
-			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
-			if (strcmp(v, "missing") == 0)
-				policy = PULL_MISSING;
-			else if (strcmp(v, "never") == 0)
-				policy = PULL_NEVER;
-			else if (strcmp(v, "always") == 0)
-				policy = PULL_ALWAYS;
-			else {
-				fatal("pull", "--pull takes missing, never or always, not '%s'", v);
-				return EXIT_CLI;
-			}
-		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-			diag_quiet = 1;
-		} else if (a[0] == '-' && a[1]) {
-			fatal("pull", "unknown flag '%s'", a);
-			return EXIT_CLI;
-		} else if (ref) {
-			fatal("pull", "unexpected argument '%s'", a);
-			return EXIT_CLI;
-		} else {
-			ref = a;
-		}
-	}
+	if (i < 0)
+		return EXIT_CLI;
+	if (i < argc)
+		next = argv + i + 1;
+	if (c.quiet)
+		diag_quiet = 1;
+	const char *ref = c.ref, *platform = c.platform;
+	int policy = c.policy;
 	if (!ref) {
 		fatal("pull", "no image given");
 		hint("usage: kern pull [--platform OS/ARCH] IMAGE");

@@ -21,6 +21,7 @@
 #include "box/report.h"
 #include "box/users.h"
 #include "lockdown/lockdown.h"
+#include "steps/steps.h"
 
 static const char usage[] =
 	"usage: kern-seccomp [options] -- CMD [ARG...]\n"
@@ -49,72 +50,54 @@ static const char usage[] =
 
 static int seccomp_main(int argc, char **argv)
 {
+	static struct seccomp_step c;	/* large: the environment items */
 	struct run_config rc = {0};
 	struct strv env = {0};
 	struct chain_fds ch;
 	char host[65] = "", why[512];
-	const char *user = NULL, *f = NULL, *bad;
-	int next = split_dashdash(argc, argv);
+	const char *bad;
+	int next;
 
-	if (next < 0 || next >= argc) {
+	chain_read(&ch);
+	diag_status_fd = ch.status_fd;
+	c = seccomp_step_defaults;
+	if ((next = step_args(&seccomp_step_flags, argc, argv, &c) + 1) <= 0)
+		return EXIT_CLI;
+	if (next >= argc) {
 		fatal("box", "kern-seccomp: missing `-- CMD...`");
 		return EXIT_CLI;
 	}
-	chain_read(&ch);
-	diag_status_fd = ch.status_fd;
 	gethostname(host, sizeof host - 1);
 	if (env_defaults(&env, host) < 0)
 		step_fail("out of memory");
-	rc.ld.caps = caps_default();
-	rc.ld.seccomp_mode = SECCOMP_ALLOWLIST;
-	for (int i = 1; i < next - 1; i++) {
-		f = argv[i];
-		if (!strcmp(f, "--tty")) {
-			rc.tty = 1;
+	/* In order: a later entry wins. */
+	for (int i = 0; i < c.nenv; i++) {
+		const char *v = c.env[i];
+		if (c.env_tag[i] == SECCOMP_ENV_KV) {
+			if (env_put(&env, v) < 0)
+				step_fail("out of memory");
 			continue;
 		}
-		if (!strcmp(f, "--restrict-sxid")) {
-			rc.ld.restrict_sxid = 1;
-			continue;
-		}
-		const char *v = i + 1 < next - 1 ? argv[++i] : NULL;
-		if (!v)
-			goto bad;
-		if (!strcmp(f, "--env") && strchr(v, '=') && v[0] != '=') {
-			env_put(&env, v);
-		} else if (!strcmp(f, "--env-file")) {
-			struct strv entries = {0};
-			if (envfile_read(v, &entries, why, sizeof why) < 0)
-				step_fail("--env-file: %s", why);
-			for (size_t k = 0; k < entries.n; k++)
-				env_put(&env, entries.v[k]);
-			strv_free(&entries);
-			/* A descriptor that carried secrets is not left for the box. */
-			if (!strncmp(v, "/proc/self/fd/", 14))
-				close((int)strtol(v + 14, NULL, 10));
-		} else if (!strcmp(f, "--caps")) {
-			char *end;
-			rc.ld.caps = strtoull(v, &end, 16);
-			if (*end)
-				goto bad;
-		} else if (!strcmp(f, "--user")) {
-			user = v;
-		} else if (!strcmp(f, "--seccomp")) {
-			rc.ld.seccomp_mode = seccomp_mode_parse(v);
-			if (rc.ld.seccomp_mode < 0)
-				goto bad;
-		} else if (!strcmp(f, "--ulimit") && rc.ld.nulimits < LOCKDOWN_MAX_ULIMITS) {
-			if (ulimit_parse(v, &rc.ld.ulimits[rc.ld.nulimits], &bad) < 0) {
-				fatal("box", "kern-seccomp: bad --ulimit '%s': %s", v, bad);
-				return EXIT_CLI;
-			}
-			rc.ld.nulimits++;
-		} else if (!strcmp(f, "--apparmor")) {
-			rc.ld.apparmor = v;
-		} else {
-			goto bad;
-		}
+		struct strv entries = {0};
+		if (envfile_read(v, &entries, why, sizeof why) < 0)
+			step_fail("--env-file: %s", why);
+		for (size_t k = 0; k < entries.n; k++)
+			if (env_put(&env, entries.v[k]) < 0)
+				step_fail("out of memory");
+		strv_free(&entries);
+		/* A descriptor that carried secrets is not left for the box. */
+		if (!strncmp(v, "/proc/self/fd/", 14))
+			close((int)strtol(v + 14, NULL, 10));
 	}
+	rc.ld.caps = c.caps_given ? c.caps : caps_default();
+	rc.ld.seccomp_mode = c.seccomp_mode;
+	rc.ld.restrict_sxid = c.restrict_sxid;
+	rc.ld.apparmor = c.apparmor;
+	for (int i = 0; i < c.nulimits; i++)
+		if (ulimit_parse(c.ulimits[i], &rc.ld.ulimits[rc.ld.nulimits++], &bad) < 0)
+			step_fail("--ulimit %s: %s", c.ulimits[i], bad);
+	rc.tty = c.tty;
+	const char *user = c.user;
 	if (user && user_parse_numeric(user, &rc.ld) < 0) {
 		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (user_resolve(root, user, &rc.ld, why, sizeof why) < 0)
@@ -132,9 +115,6 @@ static int seccomp_main(int argc, char **argv)
 			step_fail("out of memory");
 	rc.argv = cmd.v;
 	init_run(&rc, ch.report_fd, env_fd("KERN_ALIVE_FD"));
-bad:
-	fatal("box", "kern-seccomp: bad or unknown flag '%s' (or a bad value for it)", f ? f : "");
-	return EXIT_CLI;
 }
 
 APPLET(seccomp, "drop capabilities, set no_new_privs, install seccomp, run the workload", usage,

@@ -12,6 +12,7 @@
 #include "base/applet.h"
 #include "base/diag.h"
 #include "layer/unpack.h"
+#include "steps/steps.h"
 
 static const char usage[] =
 "usage: kern-unpack [--diff-id sha256:HEX] [--digest sha256:HEX] LAYER DIR [-- NEXT...]\n"
@@ -80,30 +81,15 @@ static void run_hex(char out[65])
 
 static int unpack_main(int argc, char **argv)
 {
-	const char *want_diff = NULL, *want_digest = NULL, *layer = NULL, *dir = NULL;
+	struct unpack_step c = unpack_step_defaults;
 	char **next = NULL;
-	int i = 1;
-	for (; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			next = argv + i + 1;
-			break;
-		} else if (strcmp(argv[i], "--diff-id") == 0 && i + 1 < argc) {
-			want_diff = argv[++i];
-		} else if (strcmp(argv[i], "--digest") == 0 && i + 1 < argc) {
-			want_digest = argv[++i];
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fatal("image", "kern-unpack: unknown option '%s'", argv[i]);
-			hint("run `kern-unpack --help`");
-			return EXIT_CLI;
-		} else if (!layer) {
-			layer = argv[i];
-		} else if (!dir) {
-			dir = argv[i];
-		} else {
-			fatal("image", "kern-unpack: unexpected argument '%s'", argv[i]);
-			return EXIT_CLI;
-		}
-	}
+	int i = step_args(&unpack_step_flags, argc, argv, &c);
+
+	if (i < 0)
+		return EXIT_CLI;
+	if (i < argc)
+		next = argv + i + 1;
+	const char *want_diff = c.diff_id, *want_digest = c.digest, *layer = c.layer, *dir = c.dir;
 	if (!layer || !dir) {
 		fatal("image", "kern-unpack: LAYER and DIR are required");
 		hint("run `kern-unpack --help`");

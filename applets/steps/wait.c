@@ -14,7 +14,6 @@
 #include "base/diag.h"
 #include "base/env.h"
 #include "base/fdutil.h"
-#include "base/parse.h"
 #include "base/rmtree.h"
 #include "base/selfexec.h"
 #include "box/chain.h"
@@ -23,6 +22,7 @@
 #include "box/supervise.h"
 #include "cgroup/cgroup.h"
 #include "state/records.h"
+#include "steps/steps.h"
 
 static const char usage[] =
 	"usage: kern-wait --name NAME --runtime DIR [options] -- NEXT...\n"
@@ -52,11 +52,7 @@ static const char usage[] =
 	"to the proxy and makes the idmapped mounts kern-fs asks for.\n";
 
 struct wait_args {
-	const char *name, *runtime;
-	unsigned long long timeout;
-	struct cg_limits limits;
-	int overlay;
-	int tty;
+	struct wait_step c;
 	struct box_record rec;
 	char **next;
 	/* KERN_NS_DEFER: the namespaces to clone PID 1 into (a shifted box),
@@ -137,86 +133,35 @@ static int deferred_prepare(struct supervisor *s, pid_t pid1)
 	return pid1sync_serve(w->sync[0], pid1, &w->nc, w->egress_ctl >= 0, w->egress_ctl, s);
 }
 
-static int parse(char **argv, int end, struct wait_args *w)
+/* The record kern ps and kern exec read, from the flags. */
+static void record_flags(struct wait_args *w)
 {
-	uint64_t u;
-	unsigned long long ull;
-	const char *f = NULL;
-	for (int i = 1; i < end; i++) {
-		const char *v = i + 1 < end ? argv[i + 1] : NULL;
-		f = argv[i];
-		if (!strcmp(f, "--require-limits")) {
-			w->limits.require_limits = 1;
-			continue;
-		}
-		if (!strcmp(f, "--allow-uncapped")) {
-			w->limits.allow_uncapped = 1;
-			continue;
-		}
-		if (!strcmp(f, "--overlay")) {
-			w->overlay = 1;
-			continue;
-		}
-		if (!strcmp(f, "--tty")) {
-			w->tty = 1;
-			continue;
-		}
-		if (!strcmp(f, "--restrict-sxid")) {
-			w->rec.restrict_sxid = 1;
-			continue;
-		}
-		if (!v)
-			goto bad;
-		i++;
-		if (!strcmp(f, "--name") && box_name_valid(v))
-			w->name = v;
-		else if (!strcmp(f, "--runtime") && v[0] == '/')
-			w->runtime = v;
-		else if (!strcmp(f, "--timeout") && parse_seconds(v, &ull) == 0)
-			w->timeout = ull;
-		else if (!strcmp(f, "--memory") && parse_size(v, 0, &u) == 0)
-			w->limits.memory = u, w->limits.memory_given = 1;
-		else if (!strcmp(f, "--pids-limit") && parse_u64(v, &ull) == 0)
-			w->limits.pids = ull, w->limits.pids_given = 1;
-		else if (!strcmp(f, "--cpus") && parse_cpus(v, &u) == 0)
-			w->limits.cpu_micro = u;
-		else if (!strcmp(f, "--image"))
-			snprintf(w->rec.image, sizeof w->rec.image, "%s", v);
-		else if (!strcmp(f, "--lower") && v[0] == '/')
-			snprintf(w->rec.lower, sizeof w->rec.lower, "%s", v);
-		else if (!strcmp(f, "--label") && strchr(v, '=') && w->rec.nlabels < RECORD_MAX_LABELS)
-			w->rec.labels[w->rec.nlabels++] = (char *)v;
-		else if (!strcmp(f, "--seccomp"))
-			snprintf(w->rec.seccomp, sizeof w->rec.seccomp, "%s", v);
-		else if (!strcmp(f, "--caps"))
-			w->rec.caps = strtoull(v, NULL, 16);
-		else if (!strcmp(f, "--user"))
-			snprintf(w->rec.user, sizeof w->rec.user, "%s", v);
-		else
-			goto bad;
-	}
-	if (!w->name || !w->runtime) {
-		fatal("box", "kern-wait: --name and --runtime are required");
-		return EXIT_CLI;
-	}
-	return 0;
-bad:
-	fatal("box", "kern-wait: bad or unknown flag '%s' (or a bad value for it)", f);
-	return EXIT_CLI;
+	const struct wait_step *c = &w->c;
+	snprintf(w->rec.image, sizeof w->rec.image, "%s", c->image ? c->image : "");
+	snprintf(w->rec.lower, sizeof w->rec.lower, "%s", c->lower ? c->lower : "");
+	snprintf(w->rec.seccomp, sizeof w->rec.seccomp, "%s", c->seccomp ? c->seccomp : "");
+	snprintf(w->rec.user, sizeof w->rec.user, "%s", c->user ? c->user : "");
+	w->rec.caps = c->caps;
+	w->rec.restrict_sxid = c->restrict_sxid;
+	for (int i = 0; i < c->nlabels; i++)
+		w->rec.labels[i] = c->labels[i];
+	w->rec.nlabels = c->nlabels;
 }
 
 static int wait_main(int argc, char **argv)
 {
-	struct wait_args w = {0};
+	static struct wait_args w;	/* large: the record */
 	struct cg_box *cg = NULL;
-	int next = split_dashdash(argc, argv), rc;
+	int next, rc;
 
-	if (next < 0 || next >= argc) {
+	w.c = wait_step_defaults;
+	if ((next = step_args(&wait_step_flags, argc, argv, &w.c) + 1) <= 0)
+		return EXIT_CLI;
+	if (next >= argc) {
 		fatal("box", "kern-wait: missing `-- NEXT...`");
 		return EXIT_CLI;
 	}
-	if ((rc = parse(argv, next - 1, &w)))
-		return rc;
+	record_flags(&w);
 	w.next = argv + next;
 	/* From kern-ns: the map it wrote. Never passed on to the box. */
 	const char *map_env = getenv(NS_MAP_ENV);
@@ -229,46 +174,46 @@ static int wait_main(int argc, char **argv)
 	if (started_fd >= 0)
 		set_cloexec(started_fd, 1);
 
-	if (runtime_prepare(w.runtime) < 0)
+	if (runtime_prepare(w.c.runtime) < 0)
 		return EXIT_SETUP;
-	snprintf(w.rec.name, sizeof w.rec.name, "%s", w.name);
+	snprintf(w.rec.name, sizeof w.rec.name, "%s", w.c.name);
 	w.rec.sup_pid = getpid();
 	w.rec.sup_start = proc_start_time(w.rec.sup_pid);
 	w.rec.created = (long long)time(NULL);
-	if (scratch_path(w.runtime, w.name, w.rec.scratch, sizeof w.rec.scratch) < 0) {
+	if (scratch_path(w.c.runtime, w.c.name, w.rec.scratch, sizeof w.rec.scratch) < 0) {
 		setup_failed("no scratch directory off overlayfs: %s", strerror(errno));
 		return EXIT_SETUP;
 	}
-	if ((rc = registry_claim(w.runtime, &w.rec)))
+	if ((rc = registry_claim(w.c.runtime, &w.rec)))
 		return rc;
 	char scratch[4096];
-	if (scratch_create(w.runtime, w.name, w.overlay,
+	if (scratch_create(w.c.runtime, w.c.name, w.c.overlay,
 			   range_wanted || w.rec.user[0] != 0 || (w.deferred && w.nc.range),
 			   w.deferred ? &w.nc.ids : NULL, scratch, sizeof scratch) < 0 ||
-	    (rc = cg_open(w.name, getpid(), &w.limits, &cg)) != 0) {
+	    (rc = cg_open(w.c.name, getpid(), &w.c.limits, &cg)) != 0) {
 		rmtree(w.rec.scratch);
-		registry_remove(w.runtime, &w.rec);
+		registry_remove(w.c.runtime, &w.rec);
 		return rc ? rc : EXIT_SETUP;
 	}
 	w.rec.byte1 = cg_byte1(cg);
 	snprintf(w.rec.cgroup, sizeof w.rec.cgroup, "%s", cg_record(cg));
-	registry_update(w.runtime, &w.rec);
+	registry_update(w.c.runtime, &w.rec);
 
-	struct supervisor s = {.runtime = w.runtime, .rec = &w.rec, .scratch = w.rec.scratch,
-			       .cg = cg, .timeout = w.timeout, .started_fd = started_fd,
+	struct supervisor s = {.runtime = w.c.runtime, .rec = &w.rec, .scratch = w.rec.scratch,
+			       .cg = cg, .timeout = w.c.timeout, .started_fd = started_fd,
 			       .alive_fd = env_fd("KERN_ALIVE_FD"), .detach_fd = -1, .chain = 1,
-			       .pid1 = pid1_exec, .ctx = &w, .tty = w.tty};
+			       .pid1 = pid1_exec, .ctx = &w, .tty = w.c.tty};
 	if (w.deferred) {
 		/* A shifted PID 1 cannot walk root's runtime directory to scratch;
 		 * it inherits it as its working directory (fs_config). */
 		w.rec.shifted = 1;
-		registry_update(w.runtime, &w.rec);
+		registry_update(w.c.runtime, &w.rec);
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, w.sync) < 0 ||
 		    chdir(scratch) < 0) {
 			setup_failed("%s: %s", w.sync[0] < 0 ? "socketpair" : scratch, strerror(errno));
 			cg_destroy(cg);
 			rmtree(w.rec.scratch);
-			registry_remove(w.runtime, &w.rec);
+			registry_remove(w.c.runtime, &w.rec);
 			return EXIT_SETUP;
 		}
 		s.prepare = deferred_prepare;
