@@ -46,6 +46,7 @@
 #include "egress/egress.h"
 #include "image/image.h"
 #include "state/records.h"
+#include "steps/steps.h"
 
 static const char usage[] =
 	"usage: kern box NAME [flags] [profile tokens] [-- CMD [ARG...]]\n"
@@ -160,6 +161,7 @@ struct box_args {
 	int seccomp_mode;
 	uint64_t caps;
 	struct strv envfile_entries;	/* file contents, in order, never on argv */
+	int envfile_end[MAX_LIST];	/* where each file's entries end in it */
 	struct profiles prof;
 	char hostname_buf[HOST_NAME_LEN + 1];
 	uint64_t disk;		/* --disk, or disk_default() of the memory cap */
@@ -640,6 +642,7 @@ static int validate(struct box_args *a)
 			fatal("box", "--env-file: %s", why);
 			return EXIT_CLI;
 		}
+		a->envfile_end[i] = (int)a->envfile_entries.n;
 	}
 	/* Profiles: explicit flags win. */
 	if (profiles_resolve(a->profile_tokens, a->nprofiles, a->config, &a->prof))
@@ -685,16 +688,6 @@ static void put_json_array(const char *key, char *const *v, int n)
 	printf("]\n");
 }
 
-static void cpus_text(uint64_t micro, char *out, size_t len)
-{
-	snprintf(out, len, "%" PRIu64 ".%06" PRIu64, micro / 1000000, micro % 1000000);
-	char *e = out + strlen(out) - 1;
-	while (*e == '0')
-		*e-- = 0;
-	if (*e == '.')
-		*e = 0;
-}
-
 static void show_config(const struct box_args *a)
 {
 	static const char *const nets[] = {"none", "host", "egress"};
@@ -709,7 +702,7 @@ static void show_config(const struct box_args *a)
 	printf("egress_allow: %s\n", a->egress_raw && a->negress ? a->egress_raw : "");
 	printf("memory: %" PRIu64 "\n", a->limits.memory);
 	if (a->cpus_set) {
-		cpus_text(a->limits.cpu_micro, buf, sizeof buf);
+		flag_cpus_text(a->limits.cpu_micro, buf, sizeof buf);
 		printf("cpus: %s\n", buf);
 	} else {
 		printf("cpus: \n");
@@ -795,8 +788,40 @@ static void show_config(const struct box_args *a)
 
 /* ---- the launcher ---- */
 
+/* Every step's config, resolved from the flags, the environment,
+ * kern.toml and the image: launch() runs them in this process and --plan
+ * prints them with to_argv(), so the printed chain is the box by
+ * construction. What exists only once a box starts (scratch, descriptors)
+ * is not here: launch() adds it, and the chain's steps find it
+ * themselves. */
+struct box_steps {
+	struct cg_step cg;
+	int egress;			/* kern-egress runs: --egress-allow */
+	struct egress_step eg;
+	struct ns_step ns;
+	struct wait_step wait;
+	struct fs_config fs;
+	/* On the way: the user (-u or the image's User) in the root's /etc. */
+	const char *user;
+	struct lockdown ld;		/* its ids */
+	int user_rc;			/* -1: not found, user_why says why */
+	char user_why[512];
+	int nonroot;
+	char rec_user[128];		/* uid:gid[:groups] for the record */
+	struct tmpfs_spec tmpfs[MAX_LIST + PROFILES_MAX_VDISKS];	/* --tmpfs, vdisks */
+	struct dev_spec devices[PROFILES_MAX_DEVICES];			/* vgpio */
+	char envfile_fd[MAX_LIST][32];	/* /proc/self/fd/N: the plan opens each file there */
+	char proxy_env[4][64];
+	/* kern-seccomp. Zero is its default: never copied from
+	 * seccomp_step_defaults, so that only the entries used are touched
+	 * (each first touch is a page fault, and the fork of PID 1 copies
+	 * what was touched). Last, for the same reason. */
+	struct seccomp_step sc;
+};
+
 struct launch {
 	struct box_args *a;
+	struct box_steps s;
 	char runtime[PATH_MAX];
 	char scratch[PATH_MAX];
 	char lower[PATH_MAX];
@@ -804,8 +829,6 @@ struct launch {
 	struct fs_config fs;
 	struct run_config run;
 	struct strv argv, env;
-	struct tmpfs_spec *tmpfs;	/* --tmpfs plus vdisks */
-	struct dev_spec devices[PROFILES_MAX_DEVICES];
 	int range_wanted, range_silent;
 	int alive_fd, started_fd;
 	/* PID 1 and the supervisor while the box starts (box_prepare): 'm'
@@ -920,28 +943,177 @@ static int resolve_command(struct launch *l)
 	return 0;
 }
 
+/* The egress control descriptor's number in the printed chain. */
+#define PLAN_EGRESS_FD 9
+
+static int env_item(struct seccomp_step *sc, const char *v, int tag)
+{
+	if (sc->nenv >= SECCOMP_STEP_MAX_ENV)
+		return -1;
+	sc->env[sc->nenv] = v;
+	sc->env_tag[sc->nenv++] = tag;
+	return 0;
+}
+
+/* The environment of the box as kern-seccomp's items: the image's, the
+ * env files, -e, and the proxy variables of an egress box, in that order
+ * (later wins). */
+static int resolve_env(struct launch *l)
+{
+	static const char *const vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"};
+	struct box_args *a = l->a;
+	struct box_steps *s = &l->s;
+	for (char **p = l->icfg.env; p && *p; p++)
+		if (env_item(&s->sc, *p, SECCOMP_ENV_KV) < 0)
+			return -1;
+	for (int i = 0; i < a->nenv_files; i++) {
+		snprintf(s->envfile_fd[i], sizeof s->envfile_fd[i], "/proc/self/fd/%d", 3 + i);
+		if (env_item(&s->sc, s->envfile_fd[i], SECCOMP_ENV_FILE) < 0)
+			return -1;
+	}
+	for (int i = 0; i < a->nenv_kv; i++)
+		if (env_item(&s->sc, a->env_kv[i], SECCOMP_ENV_KV) < 0)
+			return -1;
+	for (int i = 0; a->net == NET_EGRESS && i < 4; i++) {
+		snprintf(s->proxy_env[i], sizeof s->proxy_env[i], "%s=%s", vars[i], EGRESS_PROXY_URL);
+		if (env_item(&s->sc, s->proxy_env[i], SECCOMP_ENV_KV) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Steps 4-15 as configs (struct box_steps), once the root is known (the
+ * image resolved into l->lower and l->icfg). Only the user lookup reads
+ * files. Returns 0, or -1 when out of room (an image with too many Env
+ * entries) or memory. */
+static int resolve_steps(struct launch *l, enum root_kind root)
+{
+	struct box_args *a = l->a;
+	struct box_steps *s = &l->s;
+	const char *lower = root == ROOT_HOST ? NULL : l->lower;
+
+	/* 4: command and user, from the image's own files. */
+	if (resolve_command(l) < 0)
+		return -1;
+	s->user = a->user ? a->user : (l->icfg.user && *l->icfg.user ? l->icfg.user : NULL);
+	if (s->user)
+		s->user_rc = resolve_user(lower, s->user, &s->ld, s->user_why, sizeof s->user_why);
+	s->nonroot = s->user_rc < 0 || (s->ld.user_set && (s->ld.uid != 0 || s->ld.gid != 0));
+	user_format(&s->ld, s->rec_user, sizeof s->rec_user);
+
+	/* 7: kern-cg. */
+	s->cg = cg_step_defaults;
+	s->cg.name = a->name;
+	s->cg.limits = a->limits;
+
+	/* 8: kern-egress, its control descriptor at PLAN_EGRESS_FD. */
+	s->egress = a->net == NET_EGRESS;
+	s->eg = egress_step_defaults;
+	s->eg.allow = a->egress_raw;
+	s->eg.name = a->name;
+	s->eg.fd = PLAN_EGRESS_FD;
+
+	/* 9-11: kern-ns. Registry images map a subordinate range when one is
+	 * available; a non-root user needs one. */
+	enum map_choice map = map_choice(a, s->nonroot);
+	s->ns = ns_step_defaults;
+	s->ns.net_host = a->net == NET_HOST;
+	s->ns.range = map == MAP_RANGE ? NS_RANGE_ASKED
+		      : map == MAP_RANGE_PREFERRED ? NS_RANGE_IF_AVAILABLE : NS_RANGE_NO;
+	s->ns.host_root = a->map_host_root;
+	if (s->egress)
+		s->ns.egress_fd = PLAN_EGRESS_FD;
+	struct ns_config nc = {.uid = geteuid(), .gid = getegid()};
+	ns_step_config(&s->ns, &nc);
+	int shifted = ns_shifted(&nc);
+	/* A shifted box (a root caller's, unless --map-host-root) writes host
+	 * files as uid 0 only through idmapped binds: no setuid files there. */
+	int sxid = shifted && writes_host(a);
+	uint64_t caps = sxid ? a->caps & ~LOCKDOWN_SXID_CAPS : a->caps;
+
+	/* 12: kern-wait, and what it records. */
+	s->wait = wait_step_defaults;
+	s->wait.name = a->name;
+	s->wait.runtime = l->runtime;
+	s->wait.limits = a->limits;
+	s->wait.timeout = a->timeout;
+	s->wait.image = a->image ? a->image : a->rootfs;
+	s->wait.lower = lower;
+	s->wait.overlay = root == ROOT_OVERLAY;
+	for (int i = 0; i < a->nlabels; i++)
+		s->wait.labels[i] = a->labels[i];
+	s->wait.nlabels = a->nlabels;
+	s->wait.seccomp = seccomp_mode_name(a->seccomp_mode);
+	s->wait.caps = s->nonroot ? 0 : caps;
+	s->wait.user = s->rec_user[0] ? s->rec_user : NULL;
+	s->wait.tty = a->tty;
+	s->wait.restrict_sxid = sxid;
+
+	/* 13-27: kern-fs in PID 1. The cgroup2 view is the caller's to say. */
+	s->fs = fs_step_defaults;
+	s->fs.root = root;
+	s->fs.lower = lower;
+	s->fs.hostname = a->hostname_buf;
+	s->fs.disk = a->disk;
+	s->fs.read_only = a->read_only;
+	s->fs.rootless = geteuid() != 0;
+	s->fs.shifted = shifted;
+	s->fs.net_host = a->net == NET_HOST;
+	s->fs.tty = a->tty;
+	s->fs.workdir = a->workdir ? a->workdir
+		       : (l->icfg.workdir && *l->icfg.workdir ? l->icfg.workdir : "/");
+	s->fs.binds = a->binds;
+	s->fs.nbinds = a->nbinds;
+	/* vdisk: profiles are tmpfs mounts of their size. */
+	memcpy(s->tmpfs, a->tmpfs, sizeof *s->tmpfs * (size_t)a->ntmpfs);
+	for (int i = 0; i < a->prof.nvdisks; i++) {
+		s->tmpfs[a->ntmpfs + i].path = a->prof.vdisks[i].path;
+		s->tmpfs[a->ntmpfs + i].size = a->prof.vdisks[i].size;
+	}
+	s->fs.tmpfs = s->tmpfs;
+	s->fs.ntmpfs = a->ntmpfs + a->prof.nvdisks;
+	/* vgpio: profiles pass devices through. */
+	for (int i = 0; i < a->prof.ndevices; i++)
+		s->devices[i].path = a->prof.devices[i];
+	s->fs.devices = s->devices;
+	s->fs.ndevices = a->prof.ndevices;
+
+	/* 28-32: kern-seccomp. */
+	if (resolve_env(l) < 0)
+		return -1;
+	s->sc.caps = caps;
+	s->sc.caps_given = 1;
+	s->sc.restrict_sxid = sxid;
+	s->sc.user = s->user;
+	s->sc.seccomp_mode = a->seccomp_mode;
+	s->sc.seccomp_given = 1;
+	for (int i = 0; i < a->nulimits; i++)
+		s->sc.ulimits[i] = a->ulimit_raw[i];
+	s->sc.nulimits = a->nulimits;
+	s->sc.apparmor = a->apparmor;
+	s->sc.tty = a->tty;
+	return 0;
+}
+
+/* The environment kern-seccomp would build from the items: the env files
+ * were read by validate(), one after another, into envfile_entries. */
 static int build_env(struct launch *l)
 {
 	struct box_args *a = l->a;
-	if (env_defaults(&l->env, a->hostname_buf) < 0)
+	const struct seccomp_step *sc = &l->s.sc;
+	int file = 0;
+	if (env_defaults(&l->env, l->s.fs.hostname) < 0)
 		return -1;
-	for (char **p = l->icfg.env; p && *p; p++)
-		if (env_put(&l->env, *p) < 0)
-			return -1;
-	for (size_t i = 0; i < a->envfile_entries.n; i++)
-		if (env_put(&l->env, a->envfile_entries.v[i]) < 0)
-			return -1;
-	for (int i = 0; i < a->nenv_kv; i++)
-		if (env_put(&l->env, a->env_kv[i]) < 0)
-			return -1;
-	if (a->net == NET_EGRESS) {
-		static const char *const vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"};
-		char kv[128];
-		for (int i = 0; i < 4; i++) {
-			snprintf(kv, sizeof kv, "%s=%s", vars[i], EGRESS_PROXY_URL);
-			if (env_put(&l->env, kv) < 0)
+	for (int i = 0; i < sc->nenv; i++) {
+		if (sc->env_tag[i] == SECCOMP_ENV_KV) {
+			if (env_put(&l->env, sc->env[i]) < 0)
 				return -1;
+			continue;
 		}
+		for (int k = file ? a->envfile_end[file - 1] : 0; k < a->envfile_end[file]; k++)
+			if (env_put(&l->env, a->envfile_entries.v[k]) < 0)
+				return -1;
+		file++;
 	}
 	return 0;
 }
@@ -1071,66 +1243,56 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	l.a = a;
 	l.alive_fd = alive_fd;
 	l.started_fd = started_fd;
+	struct box_steps *st = &l.s;
 	struct cg_box *cg = NULL;
-	char why[512];
+	enum root_kind root;
 	int rc, detach_fd = -1;
 
 	/* 3: the root. */
 	if (a->image && strcmp(a->image, "host") == 0) {
-		l.fs.root = ROOT_HOST;
+		root = ROOT_HOST;
 	} else if (a->image) {
 		if (image_resolve(a->image, a->pull, a->platform ? a->arch : NULL, l.lower, sizeof l.lower,
 				  &l.icfg))
 			return fail_started(&l, EXIT_CLI);
-		l.fs.root = ROOT_OVERLAY;
-		l.fs.lower = l.lower;
+		root = ROOT_OVERLAY;
 	} else {
 		if (!realpath(a->rootfs, l.lower)) {
 			fatal("box", "--rootfs %s: %s", a->rootfs, strerror(errno));
 			return fail_started(&l, EXIT_CLI);
 		}
-		l.fs.root = a->bind_rootfs ? ROOT_BIND : ROOT_OVERLAY;
-		l.fs.lower = l.lower;
+		root = a->bind_rootfs ? ROOT_BIND : ROOT_OVERLAY;
 	}
-	/* 4: command and user, from the image's own files. */
-	if (resolve_command(&l) < 0 || build_env(&l) < 0) {
-		setup_failed("out of memory");
+	/* 4-15 as configs; the user from the image's own files. */
+	if (resolve_steps(&l, root) < 0 || build_env(&l) < 0) {
+		setup_failed("out of memory, or more than %d environment entries", SECCOMP_STEP_MAX_ENV);
 		return fail_started(&l, EXIT_SETUP);
 	}
-	l.run.ld.caps = a->caps;
-	l.run.ld.seccomp_mode = a->seccomp_mode;
-	l.run.ld.apparmor = a->apparmor;
+	if (st->user_rc < 0) {
+		setup_failed("--user %s: %s", st->user, st->user_why);
+		return fail_started(&l, EXIT_SETUP);
+	}
+	l.run.ld = st->ld;
+	l.run.ld.caps = st->sc.caps;
+	l.run.ld.seccomp_mode = st->sc.seccomp_mode;
+	l.run.ld.apparmor = st->sc.apparmor;
+	l.run.ld.restrict_sxid = st->sc.restrict_sxid;
 	memcpy(l.run.ld.ulimits, a->ulimits, sizeof a->ulimits);
 	l.run.ld.nulimits = a->nulimits;
-	const char *user = a->user ? a->user : (l.icfg.user && *l.icfg.user ? l.icfg.user : NULL);
-	if (user) {
-		rc = resolve_user(l.fs.root == ROOT_HOST ? NULL : l.lower, user, &l.run.ld, why, sizeof why);
-		if (rc < 0) {
-			setup_failed("--user %s: %s", user, why);
-			return fail_started(&l, EXIT_SETUP);
-		}
-	}
-	/* Registry images map a subordinate range when one is available; a
-	 * non-root user needs one. */
-	int nonroot = l.run.ld.user_set && (l.run.ld.uid != 0 || l.run.ld.gid != 0);
-	enum map_choice map = map_choice(a, nonroot);
-	l.range_wanted = map != MAP_SINGLE;
-	l.range_silent = map == MAP_RANGE_PREFERRED;
+	int nonroot = st->nonroot;
+	l.range_wanted = st->ns.range != NS_RANGE_NO;
+	l.range_silent = st->ns.range == NS_RANGE_IF_AVAILABLE;
 	/* 9-11 are kern-ns, in box_prepare(): the supervisor clones PID 1
 	 * straight into its namespaces and, still in the host's, writes its id
 	 * maps. */
-	l.nc = (struct ns_config){.net_host = a->net == NET_HOST, .range = l.range_wanted,
-				  .range_explicit = map == MAP_RANGE, .host_root = a->map_host_root,
-				  .uid = geteuid(), .gid = getegid()};
+	l.nc = (struct ns_config){.uid = geteuid(), .gid = getegid()};
+	ns_step_config(&st->ns, &l.nc);
 	l.nonroot = nonroot;
-	l.fs.shifted = ns_shifted(&l.nc);
+	l.fs = st->fs;
 	if (l.fs.shifted) {
 		ns_root_ids(&l.nc.ids);
 		ns_give_stdio(l.nc.ids.ubase, l.nc.ids.gbase);
 	}
-	l.run.ld.restrict_sxid = l.fs.shifted && writes_host(a);
-	if (l.run.ld.restrict_sxid)
-		l.run.ld.caps &= ~LOCKDOWN_SXID_CAPS;
 	if (nonroot && !ns_range_available(geteuid(), a->map_host_root)) {
 		setup_failed("--user %u:%u cannot be mapped: no subordinate id range for uid %u in "
 			     "/etc/subuid and /etc/subgid (or no newuidmap)", (unsigned)l.run.ld.uid,
@@ -1150,26 +1312,26 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	rec.sup_pid = getpid();
 	rec.sup_start = proc_start_time(rec.sup_pid);
 	rec.created = (long long)time(NULL);
-	snprintf(rec.image, sizeof rec.image, "%s", a->image ? a->image : a->rootfs);
-	snprintf(rec.seccomp, sizeof rec.seccomp, "%s", seccomp_mode_name(a->seccomp_mode));
-	rec.caps = nonroot ? 0 : l.run.ld.caps;
+	/* What kern-wait records from its flags. */
+	snprintf(rec.image, sizeof rec.image, "%s", st->wait.image);
+	snprintf(rec.seccomp, sizeof rec.seccomp, "%s", st->wait.seccomp);
+	rec.caps = st->wait.caps;
 	rec.shifted = l.fs.shifted;
-	rec.restrict_sxid = l.run.ld.restrict_sxid;
-	user_format(&l.run.ld, rec.user, sizeof rec.user);
-	snprintf(rec.lower, sizeof rec.lower, "%s", l.lower);
-	for (int i = 0; i < a->nlabels; i++)
-		rec.labels[rec.nlabels++] = a->labels[i];
+	rec.restrict_sxid = st->wait.restrict_sxid;
+	snprintf(rec.user, sizeof rec.user, "%s", st->rec_user);
+	snprintf(rec.lower, sizeof rec.lower, "%s", st->wait.lower ? st->wait.lower : "");
+	for (int i = 0; i < st->wait.nlabels; i++)
+		rec.labels[rec.nlabels++] = st->wait.labels[i];
 	if (scratch_path(l.runtime, a->name, rec.scratch, sizeof rec.scratch) < 0) {
 		setup_failed("no scratch directory off overlayfs: %s", strerror(errno));
 		return fail_started(&l, EXIT_SETUP);
 	}
 	/* For `kern exec` (borrowed like the labels; never freed here). */
 	rec.env = l.env.v;
-	snprintf(rec.workdir, sizeof rec.workdir, "%s",
-		 a->workdir ? a->workdir : (l.icfg.workdir && *l.icfg.workdir ? l.icfg.workdir : "/"));
-	snprintf(rec.apparmor, sizeof rec.apparmor, "%s", a->apparmor ? a->apparmor : "");
-	for (int i = 0; i < a->nulimits && i < RECORD_MAX_ULIMITS; i++)
-		rec.ulimits[rec.nulimits++] = a->ulimit_raw[i];
+	snprintf(rec.workdir, sizeof rec.workdir, "%s", l.fs.workdir);
+	snprintf(rec.apparmor, sizeof rec.apparmor, "%s", st->sc.apparmor ? st->sc.apparmor : "");
+	for (int i = 0; i < st->sc.nulimits && i < RECORD_MAX_ULIMITS; i++)
+		rec.ulimits[rec.nulimits++] = (char *)st->sc.ulimits[i];
 	if ((rc = registry_claim(l.runtime, &rec))) {
 		rec.nlabels = 0;
 		if (detach_fd >= 0) {
@@ -1183,13 +1345,13 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	test_phase("claim");
 	rc = EXIT_SETUP;
 	/* A shifted box's scratch belongs to its root. */
-	if (scratch_create(l.runtime, a->name, l.fs.root == ROOT_OVERLAY, l.range_wanted || nonroot,
+	if (scratch_create(l.runtime, a->name, st->wait.overlay, l.range_wanted || nonroot,
 			   l.fs.shifted ? &l.nc.ids : NULL, l.scratch, sizeof l.scratch) < 0)
 		goto undo;
 
 	/* 7: kern-cg. The orphan sweep waits until PID 1 runs. */
-	a->limits.sweep_later = 1;
-	if ((rc = cg_create(a->name, getpid(), &a->limits, &cg)))
+	st->cg.limits.sweep_later = 1;
+	if ((rc = cg_create(st->cg.name, getpid(), &st->cg.limits, &cg)))
 		goto undo;
 	rec.byte1 = cg_byte1(cg);
 	snprintf(rec.cgroup, sizeof rec.cgroup, "%s", cg_record(cg));
@@ -1200,11 +1362,11 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 
 	/* 8: kern-egress; PID 1 makes the listener (box_prepare). */
 	l.egress_ctl = -1;
-	if (a->net == NET_EGRESS) {
+	if (st->egress) {
 		struct egress_config ec = {.allow = a->egress, .nallow = a->negress,
-					   .runtime = l.runtime, .name = a->name, .cg = cg};
+					   .runtime = l.runtime, .name = st->eg.name, .cg = cg};
 		note("this box reaches only %s and %s subdomains, through an HTTP CONNECT/forward "
-		     "proxy at %s; it has no other route", a->egress_raw, a->negress > 1 ? "their" : "its",
+		     "proxy at %s; it has no other route", st->eg.allow, a->negress > 1 ? "their" : "its",
 		     EGRESS_PROXY_URL);
 		(void)egress_start(&ec, &l.egress_ctl);
 		test_phase("egress");
@@ -1216,47 +1378,25 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	}
 
 	/* 12-15: kern-wait; PID 1 runs kern-fs and kern-seccomp. */
+	/* kern-fs's config plus what the chain finds in KERN_PID1. */
 	l.fs.scratch = l.scratch;
-	l.fs.disk = a->disk;
-	l.fs.hostname = a->hostname_buf;
-	l.fs.read_only = a->read_only;
-	l.fs.rootless = geteuid() != 0;
 	l.fs.idm_fd = l.sync[1];
-	l.fs.net_host = a->net == NET_HOST;
 	l.fs.cgroup2 = cg_is_v2(cg);
-	l.fs.workdir = a->workdir ? a->workdir : (l.icfg.workdir && *l.icfg.workdir ? l.icfg.workdir : "/");
-	l.fs.binds = a->binds;
-	l.fs.nbinds = a->nbinds;
-	l.tmpfs = calloc((size_t)a->ntmpfs + (size_t)a->prof.nvdisks + 1, sizeof *l.tmpfs);
-	if (!l.tmpfs)
-		goto undo_sync;
-	memcpy(l.tmpfs, a->tmpfs, sizeof *l.tmpfs * (size_t)a->ntmpfs);
-	for (int i = 0; i < a->prof.nvdisks; i++) {
-		l.tmpfs[a->ntmpfs + i].path = a->prof.vdisks[i].path;
-		l.tmpfs[a->ntmpfs + i].size = a->prof.vdisks[i].size;
-	}
-	l.fs.tmpfs = l.tmpfs;
-	l.fs.ntmpfs = a->ntmpfs + a->prof.nvdisks;
-	for (int i = 0; i < a->prof.ndevices; i++)
-		l.devices[i].path = a->prof.devices[i];
-	l.fs.devices = l.devices;
-	l.fs.ndevices = a->prof.ndevices;
-	l.fs.tty = a->tty;
 	l.run.env = l.env.v;
 	l.run.argv = l.argv.v;
-	l.run.tty = a->tty;
+	l.run.tty = st->sc.tty;
 
 	/* A shifted PID 1 cannot walk root's private runtime directory to its
 	 * scratch; it inherits it as its working directory (fs_config). */
 	if (l.fs.shifted && chdir(l.scratch) < 0) {
 		setup_failed("chdir %s: %s", l.scratch, strerror(errno));
-		goto undo_tmpfs;
+		goto undo_sync;
 	}
 	struct supervisor s = {.runtime = l.runtime, .rec = &rec, .scratch = l.scratch, .cg = cg,
-			       .timeout = a->timeout, .started_fd = l.started_fd,
+			       .timeout = st->wait.timeout, .started_fd = l.started_fd,
 			       .alive_fd = l.alive_fd, .detach_fd = detach_fd, .pid1 = pid1_main,
 			       .ctx = &l, .prepare = box_prepare, .clone_flags = ns_flags(&l.nc),
-			       .tty = a->tty};
+			       .tty = st->wait.tty};
 	rc = supervise(&s);
 	close(l.sync[0]);
 	if (l.sync[1] >= 0)
@@ -1266,8 +1406,6 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	rec.nlabels = 0;
 	return rc;
 
-undo_tmpfs:
-	free(l.tmpfs);
 undo_sync:
 	close(l.sync[0]);
 	close(l.sync[1]);
@@ -1305,198 +1443,76 @@ static void sh_word(const char *w)
 	putchar('\'');
 }
 
-static void opt(const char *flag, const char *val)
+/* One step of the chain: HEAD, its flags as to_argv() prints its config,
+ * and the `--` that leads to the next. */
+static int print_step(const char *head, const struct flag_table *t, const void *cfg)
 {
-	putchar(' ');
-	fputs(flag, stdout);
-	if (val) {
+	struct strv w = {0};
+	if (to_argv(t, cfg, &w) < 0) {
+		strv_free(&w);
+		setup_failed("%s: cannot print its flags (out of memory, or a value too long)", t->step);
+		return -1;
+	}
+	fputs(head, stdout);
+	for (size_t i = 0; i < w.n; i++) {
 		putchar(' ');
-		sh_word(val);
+		sh_word(w.v[i]);
 	}
+	fputs(" -- \\\n", stdout);
+	strv_free(&w);
+	return 0;
 }
 
-static void cg_opts(const struct box_args *a)
-{
-	char num[64];
-	snprintf(num, sizeof num, "%" PRIu64, a->limits.memory);
-	if (a->limits.memory_given)
-		opt("--memory", num);
-	snprintf(num, sizeof num, "%" PRIu64, a->limits.pids);
-	if (a->limits.pids_given)
-		opt("--pids-limit", num);
-	if (a->cpus_set) {
-		cpus_text(a->limits.cpu_micro, num, sizeof num);
-		opt("--cpus", num);
-	}
-	if (a->limits.require_limits)
-		opt("--require-limits", NULL);
-	if (a->limits.allow_uncapped)
-		opt("--allow-uncapped", NULL);
-}
-
-/* The egress control descriptor's number in the printed chain. */
-#define PLAN_EGRESS_FD 9
-
+/* The configs launch() would run (resolve_steps), printed: the chain is
+ * the box. Only what exists once a box runs differs: kern-egress's
+ * control descriptor is PLAN_EGRESS_FD, the env files are opened at 3,
+ * 4, ... and kern-seccomp reads them there. */
 static int box_plan(struct box_args *a)
 {
-	char runtime[PATH_MAX], buf[8300], caps[32];
-	int host = a->image && !strcmp(a->image, "host");
-	const char *root = host ? "host" : a->bind_rootfs ? "bind" : "overlay";
 	static struct launch l;	/* the image's lower dir, config and command */
-	const char *lower = a->rootfs, *user = a->user, *workdir = a->workdir, *range = NULL;
+	struct box_steps *st = &l.s;
+	enum root_kind root = ROOT_OVERLAY;
 
 	l.a = a;
-	if (a->image && !host) {
+	if (a->image && !strcmp(a->image, "host")) {
+		root = ROOT_HOST;
+	} else if (a->image) {
 		/* --plan changes nothing: the image is read from the cache only. */
 		if (image_resolve(a->image, PULL_PLAN, a->platform ? a->arch : NULL, l.lower,
 				  sizeof l.lower, &l.icfg))
 			return EXIT_CLI;
-		lower = l.lower;
-		if (!user && l.icfg.user && *l.icfg.user)
-			user = l.icfg.user;
-		if (!workdir && l.icfg.workdir && *l.icfg.workdir)
-			workdir = l.icfg.workdir;
+	} else {
+		if (!realpath(a->rootfs, l.lower)) {
+			fatal("box", "--rootfs %s: %s", a->rootfs, strerror(errno));
+			return EXIT_CLI;
+		}
+		root = a->bind_rootfs ? ROOT_BIND : ROOT_OVERLAY;
 	}
-	if (resolve_command(&l) < 0) {
-		setup_failed("out of memory");
+	if (kern_dir(KDIR_RUNTIME, l.runtime, sizeof l.runtime, 0) < 0)
+		snprintf(l.runtime, sizeof l.runtime, "/tmp/kern-%u", (unsigned)geteuid());
+	if (resolve_steps(&l, root) < 0) {
+		setup_failed("out of memory, or more than %d environment entries", SECCOMP_STEP_MAX_ENV);
 		return EXIT_SETUP;
 	}
-	/* The id map kern box would choose (map_choice). */
-	int nonroot = 0;
-	if (user) {
-		struct lockdown ld = {0};
-		nonroot = resolve_user(host ? NULL : lower, user, &ld, buf, sizeof buf) < 0 || ld.uid != 0 ||
-			  ld.gid != 0;
-	}
-	enum map_choice map = map_choice(a, nonroot);
-	if (map != MAP_SINGLE)
-		range = map == MAP_RANGE ? "--uid-range" : "--uid-range-if-available";
-	/* A root caller's box, unless --map-host-root, writes host files as
-	 * uid 0 only through idmapped binds: no setuid files there. */
-	uint64_t box_caps = a->caps;
-	int sxid = geteuid() == 0 && !a->map_host_root && writes_host(a);
-	if (sxid)
-		box_caps &= ~LOCKDOWN_SXID_CAPS;
-	if (kern_dir(KDIR_RUNTIME, runtime, sizeof runtime, 0) < 0)
-		snprintf(runtime, sizeof runtime, "/tmp/kern-%u", (unsigned)geteuid());
+	/* On a pure cgroup v2 host the box gets the read-only cgroup2 view
+	 * (kern box asks the cgroup it made). */
+	struct statfs cgfs;
+	st->fs.cgroup2 = statfs("/sys/fs/cgroup", &cgfs) == 0 && cgfs.f_type == CGROUP2_SUPER_MAGIC;
+
 	printf("#!/bin/sh\n# kern box %s: the applet chain, one step per line\n", a->name);
 	for (int i = 0; i < a->nenv_files; i++) {
 		printf("exec %d<", 3 + i);
 		sh_word(a->env_files[i]);
 		printf("\n");
 	}
-	printf("exec kern-cg");
-	opt("--name", a->name);
-	cg_opts(a);
-	printf(" -- \\\n");
-	if (a->net == NET_EGRESS) {
-		printf("  kern-egress");
-		opt("--allow", a->egress_raw);
-		snprintf(buf, sizeof buf, "%d", PLAN_EGRESS_FD);
-		opt("--fd", buf);
-		printf(" -- \\\n");
-	}
-	printf("  kern-ns");
-	if (a->net == NET_HOST)
-		opt("--net", NULL);
-	if (range)
-		opt(range, NULL);
-	if (a->map_host_root)
-		opt("--map-host-root", NULL);
-	if (a->net == NET_EGRESS) {
-		snprintf(buf, sizeof buf, "%d", PLAN_EGRESS_FD);
-		opt("--egress-fd", buf);
-	}
-	printf(" -- \\\n  kern-wait");
-	opt("--name", a->name);
-	opt("--runtime", runtime);
-	cg_opts(a);
-	if (a->timeout) {
-		snprintf(buf, sizeof buf, "%llu", a->timeout);
-		opt("--timeout", buf);
-	}
-	opt("--image", a->image ? a->image : a->rootfs);
-	if (!host)
-		opt("--lower", lower);
-	if (strcmp(root, "overlay") == 0)
-		opt("--overlay", NULL);
-	for (int i = 0; i < a->nlabels; i++)
-		opt("--label", a->labels[i]);
-	opt("--seccomp", seccomp_mode_name(a->seccomp_mode));
-	snprintf(caps, sizeof caps, "%016" PRIx64, box_caps);
-	opt("--caps", caps);
-	if (a->tty)
-		opt("--tty", NULL);
-	if (sxid)
-		opt("--restrict-sxid", NULL);
-	printf(" -- \\\n  kern-fs");
-	opt("--root", root);
-	if (!host)
-		opt("--lower", lower);
-	opt("--hostname", a->hostname_buf);
-	snprintf(buf, sizeof buf, "%" PRIu64, a->disk);
-	if (!a->bind_rootfs)
-		opt("--disk", buf);
-	if (a->read_only)
-		opt("--ro", NULL);
-	if (geteuid() != 0)
-		opt("--rootless", NULL);
-	if (a->net == NET_HOST)
-		opt("--net-host", NULL);
-	if (a->tty)
-		opt("--tty", NULL);
-	/* On a pure cgroup v2 host the box gets the read-only cgroup2 view. */
-	struct statfs cgfs;
-	if (statfs("/sys/fs/cgroup", &cgfs) == 0 && cgfs.f_type == CGROUP2_SUPER_MAGIC)
-		opt("--cgroup2", NULL);
-	if (workdir)
-		opt("--workdir", workdir);
-	for (int i = 0; i < a->nbinds; i++) {
-		if (format_mount(&a->binds[i], buf, sizeof buf) < 0)
-			return EXIT_CLI;
-		opt("--mount", buf);
-	}
-	for (int i = 0; i < a->ntmpfs; i++) {
-		snprintf(buf, sizeof buf, "%s:%" PRIu64, a->tmpfs[i].path, a->tmpfs[i].size);
-		opt("--tmpfs", buf);
-	}
-	/* vdisk: and vgpio: profiles, as kern box mounts them. */
-	for (int i = 0; i < a->prof.nvdisks; i++) {
-		snprintf(buf, sizeof buf, "%s:%" PRIu64, a->prof.vdisks[i].path, a->prof.vdisks[i].size);
-		opt("--tmpfs", buf);
-	}
-	for (int i = 0; i < a->prof.ndevices; i++)
-		opt("--device", a->prof.devices[i]);
-	printf(" -- \\\n  kern-seccomp");
-	/* In kern box's order: the image's environment, env files, then -e. */
-	for (char **e = l.icfg.env; e && *e; e++)
-		opt("--env", *e);
-	for (int i = 0; i < a->nenv_files; i++) {
-		snprintf(buf, sizeof buf, "/proc/self/fd/%d", 3 + i);
-		opt("--env-file", buf);
-	}
-	for (int i = 0; i < a->nenv_kv; i++)
-		opt("--env", a->env_kv[i]);
-	if (a->net == NET_EGRESS) {
-		static const char *const vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"};
-		for (int i = 0; i < 4; i++) {
-			snprintf(buf, sizeof buf, "%s=%s", vars[i], EGRESS_PROXY_URL);
-			opt("--env", buf);
-		}
-	}
-	opt("--caps", caps);
-	if (sxid)
-		opt("--restrict-sxid", NULL);
-	if (user)
-		opt("--user", user);
-	opt("--seccomp", seccomp_mode_name(a->seccomp_mode));
-	for (int i = 0; i < a->nulimits; i++)
-		opt("--ulimit", a->ulimit_raw[i]);
-	if (a->apparmor)
-		opt("--apparmor", a->apparmor);
-	if (a->tty)
-		opt("--tty", NULL);
-	printf(" -- \\\n ");
+	if (print_step("exec kern-cg", &cg_step_flags, &st->cg) < 0 ||
+	    (st->egress && print_step("  kern-egress", &egress_step_flags, &st->eg) < 0) ||
+	    print_step("  kern-ns", &ns_step_flags, &st->ns) < 0 ||
+	    print_step("  kern-wait", &wait_step_flags, &st->wait) < 0 ||
+	    print_step("  kern-fs", &fs_step_flags, &st->fs) < 0 ||
+	    print_step("  kern-seccomp", &seccomp_step_flags, &st->sc) < 0)
+		return EXIT_SETUP;
+	putchar(' ');
 	for (size_t i = 0; i < l.argv.n; i++) {
 		putchar(' ');
 		sh_word(l.argv.v[i]);

@@ -1,6 +1,8 @@
 # compare_plan: run `kern box ARGS -- sh -c PROBE` directly and as the
 # chain `--plan` prints; the two must agree on the mount table, the
-# environment, the user, hostname, working directory and exit status.
+# environment, the user and groups, hostname, working directory, the size
+# of /, the capability sets, the TCP listeners (the egress proxy's) and the
+# exit status.
 # Shared by plan.bats and image-box.bats.
 
 # Mount point, type and options of every mount, as the box sees them.
@@ -8,7 +10,7 @@
 # number, which differs between the two runs: compare without the numbers.
 # The size of / is the writable layer's (--disk), which /proc/self/mounts
 # does not show for an overlay root.
-probe='awk "{print \$2, \$3, \$4}" /proc/self/mounts | sed "s|/proc/self/fd/[0-9]*|fd|g"; echo ---; env | sort; echo ---; id -u; hostname; pwd; stat -f -c "%b %S" /; exit 7'
+probe='awk "{print \$2, \$3, \$4}" /proc/self/mounts | sed "s|/proc/self/fd/[0-9]*|fd|g"; echo ---; env | sort; echo ---; id -u; id -G; hostname; pwd; stat -f -c "%b %S" /; grep ^Cap /proc/self/status; awk "NR > 1 {print \$2, \$4}" /proc/net/tcp; exit 7'
 
 compare_plan() {
 	run "$KERN" box "$@" -- sh -c "$probe"

@@ -1,6 +1,10 @@
 #!/usr/bin/env bats
 # kern box --plan prints the applet chain; running it by hand behaves the
-# same as kern box (mount table, environment, exit codes).
+# same as kern box (mount table, environment, user, capabilities,
+# listeners, exit codes: plan.bash). Both come from one config per step
+# (lib/steps/), so each case here names a flag family whose config the
+# plan must carry: binds, tmpfs and env; profiles (vcpu, vdisk, vgpio);
+# capabilities; --user; egress.
 load helper
 load plan
 
@@ -35,6 +39,50 @@ setup() { kern_private_dirs; }
 	[ "$(grep -x '[0-9]* 4096' <<<"$output")" = "12288 4096" ]
 	compare_plan planm --rootfs "$r" --disk 40m
 	[ "$(grep -x '[0-9]* 4096' <<<"$output")" = "10240 4096" ]
+}
+
+@test "plan: the same with kern.toml profiles: vcpu caps, a vdisk tmpfs, a vgpio device [rootless]" {
+	cfg=$BATS_TEST_TMPDIR/kern.toml
+	printf '[[vcpu]]\nname = "small"\nmemory = "64m"\npids = 100\ncpus = "0.5"\n[[vdisk]]\nname = "scratch"\nsize = "8m"\n[[vgpio]]\nname = "dev"\ndevices = ["/dev/full"]\n' >"$cfg"
+	compare_plan planp --image host --config "$cfg" vcpu:small vdisk:scratch vgpio:dev
+	# What the two runs agreed on: the vdisk, the device, and / at half the
+	# vcpu profile's memory cap.
+	[[ $output == *"/vdisk/scratch tmpfs rw,nosuid,nodev,relatime,size=8192k"* ]]
+	assert_line_re '^/dev/full devtmpfs '
+	[ "$(grep -x '[0-9]* 4096' <<<"$output")" = "8192 4096" ]
+	# The cgroup caps are not visible from inside a box on this host: the
+	# chain's steps carry the profile's.
+	plan=$("$KERN" box planp --image host --config "$cfg" vcpu:small --plan -- true)
+	[[ $plan == *"kern-cg --name planp --memory 67108864 --pids-limit 100 --cpus 0.5 -- "* ]]
+	[[ $plan == *"kern-wait --name planp "*" --memory 67108864 --pids-limit 100 --cpus 0.5 "* ]]
+}
+
+@test "plan: the same with --cap-drop and --cap-add, and with --security-profile untrusted [rootless]" {
+	compare_plan planc --image host --cap-drop ALL --cap-add chown --cap-add NET_BIND_SERVICE
+	assert_line_re $'^CapEff:\t0000000000000401$'
+	# (quiet: kern box's banner has no line in the chain)
+	KERN_QUIET=1 compare_plan plans --image host --security-profile untrusted --cap-add kill
+	assert_line_re $'^CapEff:\t0000000000000020$'
+	assert_line_re '^/ tmpfs ro,'
+}
+
+@test "plan: the same with --user: the image's user, and a non-root one [rootless]" {
+	compare_plan planu --image host --user root
+	if ! is_root && ! { grep -q "^$(id -un):" /etc/subuid && command -v newuidmap >/dev/null; }; then
+		skip "no subordinate id range for $(id -un) (or no newuidmap): a non-root box user cannot be mapped"
+	fi
+	compare_plan planu --image host --user 1000:1000
+	assert_line_re '^1000$'
+	assert_line_re $'^CapEff:\t0000000000000000$'
+}
+
+@test "plan: the same with --egress-allow: the proxy's listener and variables [rootless]" {
+	# (quiet: kern box's note on the route has no line in the chain)
+	KERN_QUIET=1 compare_plan plane --image host --egress-allow test.example
+	assert_line_re '^HTTPS_PROXY=http://127.0.0.1:3128$'
+	# 127.0.0.1:3128, listening: the proxy's socket, made in the box's
+	# network namespace.
+	assert_line_re '^0100007F:0C38 0A$'
 }
 
 @test "plan: one step per line, secrets from --env-file never inline [rootless]" {
