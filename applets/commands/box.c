@@ -168,10 +168,9 @@ struct box_args {
 	int disk_given;
 };
 
-static int usage_error(const char *fmt, const char *arg)
+__attribute__((noreturn)) static void usage_error(const char *fmt, const char *arg)
 {
-	fatal("box", fmt, arg);
-	return EXIT_CLI;
+	die("box", fmt, arg);
 }
 
 /* Flags that take a value; everything else is bare. */
@@ -193,14 +192,11 @@ static int in_list(const char *const *list, const char *s)
 	return 0;
 }
 
-static int add(char **list, int *n, char *v, const char *flag)
+static void add(char **list, int *n, char *v, const char *flag)
 {
-	if (*n >= MAX_LIST) {
-		fatal("box", "too many %s flags", flag);
-		return -1;
-	}
+	if (*n >= MAX_LIST)
+		die("box", "too many %s flags", flag);
 	list[(*n)++] = v;
-	return 0;
 }
 
 static int apply_flag(struct box_args *a, const char *f, char *v)
@@ -213,59 +209,56 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 		a->image = v;
 	} else if (!strcmp(f, "-v") || !strcmp(f, "--mount")) {
 		if (a->nbinds >= MAX_LIST)
-			return usage_error("too many binds%s", "");
+			usage_error("too many binds%s", "");
 		struct bind_spec *b = &a->binds[a->nbinds];
 		if ((f[1] == 'v' ? parse_volume(v, b, &why) : parse_mount(v, b, &why)) < 0 ||
 		    bind_check(b, &why) < 0) {
-			fatal("box", "bad %s '%s': %s", f, v, why);
-			return EXIT_CLI;
+			die("box", "bad %s '%s': %s", f, v, why);
 		}
 		a->nbinds++;
 	} else if (!strcmp(f, "--workdir") || !strcmp(f, "-w")) {
 		if (!path_is_clean_abs(v))
-			return usage_error("--workdir must be an absolute path without '.' or '..': '%s'", v);
+			usage_error("--workdir must be an absolute path without '.' or '..': '%s'", v);
 		a->workdir = v;
 	} else if (!strcmp(f, "--cap-drop")) {
-		if (add(a->cap_drop, &a->ncap_drop, v, f) < 0)
-			return EXIT_CLI;
+		add(a->cap_drop, &a->ncap_drop, v, f);
 	} else if (!strcmp(f, "--cap-add")) {
-		if (add(a->cap_add, &a->ncap_add, v, f) < 0)
-			return EXIT_CLI;
+		add(a->cap_add, &a->ncap_add, v, f);
 	} else if (!strcmp(f, "--user") || !strcmp(f, "-u")) {
 		if (!*v || strchr(v, '\n'))
-			return usage_error("bad --user '%s'", v);
+			usage_error("bad --user '%s'", v);
 		a->user = v;
 	} else if (!strcmp(f, "--entrypoint")) {
 		a->entrypoint = v;
 		a->entrypoint_set = 1;
 	} else if (!strcmp(f, "--timeout")) {
 		if (parse_seconds(v, &ull) < 0)
-			return usage_error("--timeout takes whole seconds >= 1, not '%s'", v);
+			usage_error("--timeout takes whole seconds >= 1, not '%s'", v);
 		a->timeout = ull;
 	} else if (!strcmp(f, "--memory") || !strcmp(f, "-m")) {
 		if (parse_size(v, 0, &u) < 0 || u < 4096)
-			return usage_error("bad --memory '%s' (bytes, or a number with b, k, m or g)", v);
+			usage_error("bad --memory '%s' (bytes, or a number with b, k, m or g)", v);
 		a->limits.memory = u;
 		a->limits.memory_given = 1;
 	} else if (!strcmp(f, "--disk")) {
 		if (parse_size(v, 1, &u) < 0)
-			return usage_error("bad --disk '%s' (bytes, or a number with b, k, m, g or t; "
-					   "0 = only the memory cap)", v);
+			usage_error("bad --disk '%s' (bytes, or a number with b, k, m, g or t; "
+				    "0 = only the memory cap)", v);
 		a->disk = u;
 		a->disk_given = 1;
 	} else if (!strcmp(f, "--cpus")) {
 		if (parse_cpus(v, &u) < 0)
-			return usage_error("--cpus takes a decimal > 0, not '%s'", v);
+			usage_error("--cpus takes a decimal > 0, not '%s'", v);
 		a->limits.cpu_micro = u;
 		a->cpus_set = 1;
 	} else if (!strcmp(f, "--pids-limit")) {
 		if (parse_u64(v, &ull) < 0 || ull < 1 || ull > 4194304)
-			return usage_error("--pids-limit takes an integer >= 1, not '%s'", v);
+			usage_error("--pids-limit takes an integer >= 1, not '%s'", v);
 		a->limits.pids = ull;
 		a->limits.pids_given = 1;
 	} else if (!strcmp(f, "--security-profile")) {
 		if (strcmp(v, "untrusted") != 0)
-			return usage_error("--security-profile takes only 'untrusted', not '%s'", v);
+			usage_error("--security-profile takes only 'untrusted', not '%s'", v);
 		a->untrusted = 1;
 	} else if (!strcmp(f, "--apparmor")) {
 		size_t n = strlen(v);
@@ -276,7 +269,7 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 			ok = alnum || c == '_' || c == '.' || (i > 0 && c == '-');
 		}
 		if (!ok)
-			return usage_error("bad --apparmor profile name '%s'", v);
+			usage_error("bad --apparmor profile name '%s'", v);
 		a->apparmor = v;
 	} else if (!strcmp(f, "--network") || !strcmp(f, "--net")) {
 		if (strcmp(v, "host") == 0)
@@ -284,7 +277,7 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 		else if (strcmp(v, "none") == 0)
 			a->net = NET_NONE;
 		else
-			return usage_error("--network takes host or none, not '%s'", v);
+			usage_error("--network takes host or none, not '%s'", v);
 		a->net_flag = 1;
 	} else if (!strcmp(f, "--egress-allow")) {
 		char *p, *d;
@@ -292,47 +285,40 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 		/* The entries point into this copy, kept for the box's life. */
 		a->egress_copy = strdup(v);
 		if (!a->egress_copy)
-			return EXIT_CLI;
+			die("box", "out of memory");
 		for (p = a->egress_copy; (d = strsep(&p, ","));) {
 			if (!egress_domain_valid(d))
-				return usage_error("bad --egress-allow entry '%s' (LDH labels of 1-63 "
-						   "characters, at least one dot, at most 253 in all)", d);
-			if (add(a->egress, &a->negress, d, f) < 0)
-				return EXIT_CLI;
+				usage_error("bad --egress-allow entry '%s' (LDH labels of 1-63 "
+					    "characters, at least one dot, at most 253 in all)", d);
+			add(a->egress, &a->negress, d, f);
 		}
 	} else if (!strcmp(f, "--tmpfs")) {
 		if (a->ntmpfs >= MAX_LIST)
-			return usage_error("too many --tmpfs%s", "");
-		if (parse_tmpfs(v, &a->tmpfs[a->ntmpfs], &why) < 0) {
-			fatal("box", "bad --tmpfs '%s': %s", v, why);
-			return EXIT_CLI;
-		}
+			usage_error("too many --tmpfs%s", "");
+		if (parse_tmpfs(v, &a->tmpfs[a->ntmpfs], &why) < 0)
+			die("box", "bad --tmpfs '%s': %s", v, why);
 		a->ntmpfs++;
 	} else if (!strcmp(f, "--env-file")) {
-		if (add(a->env_files, &a->nenv_files, v, f) < 0)
-			return EXIT_CLI;
+		add(a->env_files, &a->nenv_files, v, f);
 	} else if (!strcmp(f, "--env") || !strcmp(f, "-e")) {
 		if (!strchr(v, '=') || v[0] == '=')
-			return usage_error("--env takes KEY=VALUE, not '%s'", v);
-		if (add(a->env_kv, &a->nenv_kv, v, f) < 0)
-			return EXIT_CLI;
+			usage_error("--env takes KEY=VALUE, not '%s'", v);
+		add(a->env_kv, &a->nenv_kv, v, f);
 	} else if (!strcmp(f, "--label")) {
 		if (!strchr(v, '=') || v[0] == '=' || strchr(v, '\n'))
-			return usage_error("--label takes K=V with a non-empty K and no newline, not '%s'", v);
+			usage_error("--label takes K=V with a non-empty K and no newline, not '%s'", v);
 		if (a->nlabels >= RECORD_MAX_LABELS)
-			return usage_error("too many labels%s", "");
+			usage_error("too many labels%s", "");
 		a->labels[a->nlabels++] = v;
 	} else if (!strcmp(f, "--ulimit")) {
 		if (a->nulimits >= LOCKDOWN_MAX_ULIMITS)
-			return usage_error("too many --ulimit%s", "");
-		if (ulimit_parse(v, &a->ulimits[a->nulimits], &why) < 0) {
-			fatal("box", "bad --ulimit '%s': %s", v, why);
-			return EXIT_CLI;
-		}
+			usage_error("too many --ulimit%s", "");
+		if (ulimit_parse(v, &a->ulimits[a->nulimits], &why) < 0)
+			die("box", "bad --ulimit '%s': %s", v, why);
 		a->ulimit_raw[a->nulimits++] = v;
 	} else if (!strcmp(f, "--rootfs")) {
 		if (v[0] != '/')
-			return usage_error("--rootfs must be an absolute path, not '%s'", v);
+			usage_error("--rootfs must be an absolute path, not '%s'", v);
 		a->rootfs = v;
 	} else if (!strcmp(f, "--pull")) {
 		if (!strcmp(v, "missing"))
@@ -342,10 +328,10 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 		else if (!strcmp(v, "always"))
 			a->pull = PULL_ALWAYS;
 		else
-			return usage_error("--pull takes missing, never or always, not '%s'", v);
+			usage_error("--pull takes missing, never or always, not '%s'", v);
 	} else if (!strcmp(f, "--platform")) {
 		if (image_platform(v, a->arch, sizeof a->arch) < 0)
-			return usage_error("bad --platform '%s' (linux/amd64, linux/arm64, or an arch)", v);
+			usage_error("bad --platform '%s' (linux/amd64, linux/arm64, or an arch)", v);
 		a->platform = v;
 	} else if (!strcmp(f, "--hostname")) {
 		size_t n = strlen(v);
@@ -354,7 +340,7 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 			ok = (v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') ||
 			     (v[i] >= '0' && v[i] <= '9') || v[i] == '-' || v[i] == '.';
 		if (!ok)
-			return usage_error("bad --hostname '%s'", v);
+			usage_error("bad --hostname '%s'", v);
 		a->hostname = v;
 	} else if (!strcmp(f, "--config")) {
 		a->config = v;
@@ -416,12 +402,10 @@ static int parse(int argc, char **argv, struct box_args *a)
 				} else if (i + 1 < argc) {
 					val = argv[++i];
 				} else {
-					fatal("box", "flag '%s' needs a value", flag);
-					return EXIT_CLI;
+					die("box", "flag '%s' needs a value", flag);
 				}
 			} else {
-				fatal("box", "unknown flag '%s'", flag);
-				return EXIT_CLI;
+				die("box", "unknown flag '%s'", flag);
 			}
 			int rc = apply_flag(a, flag, val);
 			if (rc)
@@ -430,25 +414,21 @@ static int parse(int argc, char **argv, struct box_args *a)
 		}
 		if (profile_token_valid(t)) {
 			if (a->nprofiles >= MAX_LIST)
-				return usage_error("too many profile tokens%s", "");
+				usage_error("too many profile tokens%s", "");
 			a->profile_tokens[a->nprofiles++] = t;
 			continue;
 		}
 		if (!a->name) {
-			if (!box_name_valid(t)) {
-				fatal("box", "bad box name '%s' (expected [A-Za-z0-9][A-Za-z0-9_.-]*, 1-64 bytes)", t);
-				return EXIT_CLI;
-			}
+			if (!box_name_valid(t))
+				die("box", "bad box name '%s' (expected [A-Za-z0-9][A-Za-z0-9_.-]*, 1-64 bytes)", t);
 			a->name = t;
 			continue;
 		}
-		fatal("box", "unexpected argument '%s' (did you forget `--` before the command?)", t);
-		return EXIT_CLI;
+		die("box", "unexpected argument '%s' (did you forget `--` before the command?)", t);
 	}
 	if (!a->name) {
 		fatal("box", "missing box NAME");
-		hint("kern box NAME --image host -- CMD");
-		return EXIT_CLI;
+		die_hint("kern box NAME --image host -- CMD");
 	}
 	return 0;
 }
@@ -544,13 +524,10 @@ static int validate(struct box_args *a)
 		a->seccomp_mode = seccomp_mode_parse(v);
 		if (a->seccomp_mode < 0) {
 			fatal("box", "KERN_SECCOMP=%s is not a seccomp mode", v);
-			hint("use allowlist (the default), denylist or allowlist-audit");
-			return EXIT_CLI;
+			die_hint("use allowlist (the default), denylist or allowlist-audit");
 		}
-		if (a->untrusted && a->seccomp_mode != SECCOMP_ALLOWLIST) {
-			fatal("box", "KERN_SECCOMP=%s cannot weaken --security-profile untrusted", v);
-			return EXIT_CLI;
-		}
+		if (a->untrusted && a->seccomp_mode != SECCOMP_ALLOWLIST)
+			die("box", "KERN_SECCOMP=%s cannot weaken --security-profile untrusted", v);
 	}
 	if (env_get("KERN_REQUIRE_LIMITS"))
 		a->limits.require_limits = 1;
@@ -558,58 +535,39 @@ static int validate(struct box_args *a)
 		a->limits.allow_uncapped = 1;
 	if (env_get("KERN_NO_SCOPE"))
 		a->limits.no_scope = 1;
-	if (a->limits.require_limits && a->limits.allow_uncapped) {
-		fatal("box", "--require-limits and --allow-uncapped are mutually exclusive");
-		return EXIT_CLI;
-	}
+	if (a->limits.require_limits && a->limits.allow_uncapped)
+		die("box", "--require-limits and --allow-uncapped are mutually exclusive");
 	/* Roots. */
 	if (!a->image && !a->rootfs) {
 		fatal("box", "one of --image or --rootfs is required");
-		hint("kern box NAME --image host -- CMD runs on the host's own system directories");
-		return EXIT_CLI;
+		die_hint("kern box NAME --image host -- CMD runs on the host's own system directories");
 	}
-	if (a->image && a->rootfs) {
-		fatal("box", "--image and --rootfs are mutually exclusive");
-		return EXIT_CLI;
-	}
-	if (a->bind_rootfs && (!a->rootfs || a->read_only)) {
-		fatal("box", "--bind-rootfs needs --rootfs and cannot be combined with --ro or --image");
-		return EXIT_CLI;
-	}
-	if (a->image && strcmp(a->image, "host") != 0 && image_ref_check(a->image, &bad) < 0) {
-		fatal("image", "bad image reference '%s': %s", a->image, bad);
-		return EXIT_CLI;
-	}
-	if (a->rootfs && overlaps_state(a->rootfs)) {
-		fatal("box", "--rootfs %s overlaps kern's own state", a->rootfs);
-		return EXIT_CLI;
-	}
+	if (a->image && a->rootfs)
+		die("box", "--image and --rootfs are mutually exclusive");
+	if (a->bind_rootfs && (!a->rootfs || a->read_only))
+		die("box", "--bind-rootfs needs --rootfs and cannot be combined with --ro or --image");
+	if (a->image && strcmp(a->image, "host") != 0 && image_ref_check(a->image, &bad) < 0)
+		die("image", "bad image reference '%s': %s", a->image, bad);
+	if (a->rootfs && overlaps_state(a->rootfs))
+		die("box", "--rootfs %s overlaps kern's own state", a->rootfs);
 	/* Network. */
 	if (a->negress) {
-		if (a->net == NET_HOST || a->detach) {
-			fatal("box", "--egress-allow cannot be combined with %s",
-			      a->detach ? "-d" : "--net host");
-			return EXIT_CLI;
-		}
+		if (a->net == NET_HOST || a->detach)
+			die("box", "--egress-allow cannot be combined with %s",
+			    a->detach ? "-d" : "--net host");
 		a->net = NET_EGRESS;
 	}
 	/* -t relays the caller's terminal: there must be one, and someone
 	 * attached to it (docker refuses the same way). --plan only prints. */
-	if (a->tty && a->detach) {
-		fatal("box", "-t cannot be combined with -d (a detached box has no terminal to relay)");
-		return EXIT_CLI;
-	}
-	if (a->tty && !a->plan && !a->show_config && !isatty(0)) {
-		fatal("box", "-t needs a terminal on stdin (the input device is not a TTY)");
-		return EXIT_CLI;
-	}
+	if (a->tty && a->detach)
+		die("box", "-t cannot be combined with -d (a detached box has no terminal to relay)");
+	if (a->tty && !a->plan && !a->show_config && !isatty(0))
+		die("box", "-t needs a terminal on stdin (the input device is not a TTY)");
 	/* Capabilities and the security profile. */
 	if (a->untrusted) {
 		for (int i = 0; i < a->ncap_add; i++)
-			if (!strcasecmp(a->cap_add[i], "ALL")) {
-				fatal("box", "--cap-add ALL cannot be combined with --security-profile untrusted");
-				return EXIT_CLI;
-			}
+			if (!strcasecmp(a->cap_add[i], "ALL"))
+				die("box", "--cap-add ALL cannot be combined with --security-profile untrusted");
 		a->read_only = 1;
 	}
 	a->caps = caps_default();
@@ -620,28 +578,20 @@ static int validate(struct box_args *a)
 			drop[nd++] = "ALL";
 		for (int i = 0; i < a->ncap_drop; i++)
 			drop[nd++] = a->cap_drop[i];
-		if (caps_adjust(&a->caps, drop, nd, a->cap_add, a->ncap_add, &bad) < 0) {
-			fatal("box", "unknown capability '%s'", bad);
-			return EXIT_CLI;
-		}
+		if (caps_adjust(&a->caps, drop, nd, a->cap_add, a->ncap_add, &bad) < 0)
+			die("box", "unknown capability '%s'", bad);
 	}
 	/* Binds: sources outside kern's state (§8). */
 	for (int i = 0; i < a->nbinds; i++)
-		if (overlaps_state(a->binds[i].src)) {
-			fatal("box", "bind source %s overlaps kern's own state (runtime, cache, config "
-			      "or data directory)", a->binds[i].src);
-			return EXIT_CLI;
-		}
+		if (overlaps_state(a->binds[i].src))
+			die("box", "bind source %s overlaps kern's own state (runtime, cache, config "
+			    "or data directory)", a->binds[i].src);
 	/* Environment files: read now, on the host, before anything forks. */
 	for (int i = 0; i < a->nenv_files; i++) {
-		if (overlaps_state(a->env_files[i])) {
-			fatal("box", "--env-file %s is inside kern's own state", a->env_files[i]);
-			return EXIT_CLI;
-		}
-		if (envfile_read(a->env_files[i], &a->envfile_entries, why, sizeof why) < 0) {
-			fatal("box", "--env-file: %s", why);
-			return EXIT_CLI;
-		}
+		if (overlaps_state(a->env_files[i]))
+			die("box", "--env-file %s is inside kern's own state", a->env_files[i]);
+		if (envfile_read(a->env_files[i], &a->envfile_entries, why, sizeof why) < 0)
+			die("box", "--env-file: %s", why);
 		a->envfile_end[i] = (int)a->envfile_entries.n;
 	}
 	/* Profiles: explicit flags win. */
@@ -1131,10 +1081,8 @@ static int prepare_sources(struct box_args *a)
 		struct stat st;
 		if (lstat(b->src, &st) == 0)
 			continue;
-		if (b->must_exist) {
-			setup_failed("--mount source %s: %s", b->src, strerror(errno));
-			return EXIT_SETUP;
-		}
+		if (b->must_exist)
+			die_setup_errno("--mount source %s", b->src);
 		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		int fd = root < 0 ? -1 : mkdir_beneath(root, b->src + 1, 0700);
 		int e = errno;
@@ -1158,15 +1106,11 @@ static int detach(struct launch *l, int *report_fd)
 {
 	int p[2];
 	char log[PATH_MAX];
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		setup_failed("pipe: %s", strerror(errno));
-		return EXIT_SETUP;
-	}
+	if (pipe2(p, O_CLOEXEC) < 0)
+		die_setup_errno("pipe");
 	pid_t child = fork();
-	if (child < 0) {
-		setup_failed("fork: %s", strerror(errno));
-		return EXIT_SETUP;
-	}
+	if (child < 0)
+		die_setup_errno("fork");
 	if (child > 0) {
 		char msg[4200];
 		size_t got;
@@ -1188,8 +1132,7 @@ static int detach(struct launch *l, int *report_fd)
 					break;
 			}
 		}
-		if (l->alive_fd >= 0)
-			(void)write_all(l->alive_fd, "x", 1);
+		alive_write(l->alive_fd, ALIVE_FAILED);
 		_exit(code > 0 ? code : EXIT_SETUP);
 	}
 	close(p[0]);
@@ -1201,6 +1144,7 @@ static int detach(struct launch *l, int *report_fd)
 	if (l->alive_fd >= 0)
 		close(l->alive_fd);
 	l->started_fd = l->alive_fd = -1;
+	alive_remember(-1);
 	/* The output goes through a relay that bounds the log (logcap.h). */
 	char dir[PATH_MAX], file[128];
 	const char *what;
@@ -1210,10 +1154,8 @@ static int detach(struct launch *l, int *report_fd)
 	int lfd = log_relay_start(dir, file, &what);
 	int nfd = lfd < 0 ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (lfd < 0 || nfd < 0) {
-		char msg[PATH_MAX + 64];
-		int n = snprintf(msg, sizeof msg, "125 kern: sandbox setup failed: %s %s: %s",
-				 lfd < 0 ? what : "open", lfd < 0 ? log : "/dev/null", strerror(errno));
-		(void)write_all(p[1], msg, (size_t)n);
+		status_setup_failed(p[1], NULL, "%s %s: %s", lfd < 0 ? what : "open",
+				    lfd < 0 ? log : "/dev/null", strerror(errno));
 		_exit(EXIT_SETUP);
 	}
 	dup2(nfd, 0);
@@ -1227,8 +1169,7 @@ static int detach(struct launch *l, int *report_fd)
 
 static int fail_started(struct launch *l, int code)
 {
-	if (l->alive_fd >= 0)
-		(void)write_all(l->alive_fd, "x", 1);
+	alive_write(l->alive_fd, ALIVE_FAILED);
 	return code;
 }
 
@@ -1257,21 +1198,15 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 			return fail_started(&l, EXIT_CLI);
 		root = ROOT_OVERLAY;
 	} else {
-		if (!realpath(a->rootfs, l.lower)) {
-			fatal("box", "--rootfs %s: %s", a->rootfs, strerror(errno));
-			return fail_started(&l, EXIT_CLI);
-		}
+		if (!realpath(a->rootfs, l.lower))
+			die_errno("box", "--rootfs %s", a->rootfs);
 		root = a->bind_rootfs ? ROOT_BIND : ROOT_OVERLAY;
 	}
 	/* 4-15 as configs; the user from the image's own files. */
-	if (resolve_steps(&l, root) < 0 || build_env(&l) < 0) {
-		setup_failed("out of memory, or more than %d environment entries", SECCOMP_STEP_MAX_ENV);
-		return fail_started(&l, EXIT_SETUP);
-	}
-	if (st->user_rc < 0) {
-		setup_failed("--user %s: %s", st->user, st->user_why);
-		return fail_started(&l, EXIT_SETUP);
-	}
+	if (resolve_steps(&l, root) < 0 || build_env(&l) < 0)
+		die_setup("out of memory, or more than %d environment entries", SECCOMP_STEP_MAX_ENV);
+	if (st->user_rc < 0)
+		die_setup("--user %s: %s", st->user, st->user_why);
 	l.run.ld = st->ld;
 	l.run.ld.caps = st->sc.caps;
 	l.run.ld.seccomp_mode = st->sc.seccomp_mode;
@@ -1336,9 +1271,8 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 		rec.nlabels = 0;
 		if (detach_fd >= 0) {
 			char msg[600];
-			int n = snprintf(msg, sizeof msg, "1 error: box: a box named '%s' is already running",
-					 a->name);
-			(void)write_all(detach_fd, msg, (size_t)n);
+			snprintf(msg, sizeof msg, "error: box: a box named '%s' is already running", a->name);
+			status_send(detach_fd, EXIT_CLI, msg);
 		}
 		return fail_started(&l, rc);
 	}
@@ -1414,7 +1348,7 @@ undo_cg:
 	cg_destroy(cg);
 undo:
 	if (detach_fd >= 0) {
-		(void)write_all(detach_fd, "125 ", 4);
+		status_send(detach_fd, EXIT_SETUP, "");
 		close(detach_fd);
 	}
 	if (l.scratch[0])
@@ -1482,18 +1416,14 @@ static int box_plan(struct box_args *a)
 				  sizeof l.lower, &l.icfg))
 			return EXIT_CLI;
 	} else {
-		if (!realpath(a->rootfs, l.lower)) {
-			fatal("box", "--rootfs %s: %s", a->rootfs, strerror(errno));
-			return EXIT_CLI;
-		}
+		if (!realpath(a->rootfs, l.lower))
+			die_errno("box", "--rootfs %s", a->rootfs);
 		root = a->bind_rootfs ? ROOT_BIND : ROOT_OVERLAY;
 	}
 	if (kern_dir(KDIR_RUNTIME, l.runtime, sizeof l.runtime, 0) < 0)
 		snprintf(l.runtime, sizeof l.runtime, "/tmp/kern-%u", (unsigned)geteuid());
-	if (resolve_steps(&l, root) < 0) {
-		setup_failed("out of memory, or more than %d environment entries", SECCOMP_STEP_MAX_ENV);
-		return EXIT_SETUP;
-	}
+	if (resolve_steps(&l, root) < 0)
+		die_setup("out of memory, or more than %d environment entries", SECCOMP_STEP_MAX_ENV);
 	/* On a pure cgroup v2 host the box gets the read-only cgroup2 view
 	 * (kern box asks the cgroup it made). */
 	struct statfs cgfs;
@@ -1529,14 +1459,13 @@ static int box_main(int argc, char **argv)
 	int rc;
 
 	/* 1: the alive byte first, before anything can take time. */
-	if (alive_fd >= 0)
-		(void)write_all(alive_fd, "A", 1);
+	alive_remember(alive_fd);
+	alive_write(alive_fd, ALIVE_STARTED);
 	if (started_fd >= 0)
 		set_cloexec(started_fd, 1);
 	/* 2 */
 	if ((rc = parse(argc, argv, &a)) || (rc = validate(&a))) {
-		if (alive_fd >= 0)
-			(void)write_all(alive_fd, "x", 1);
+		alive_write(alive_fd, ALIVE_FAILED);
 		return rc;
 	}
 	if (a.quiet)
@@ -1548,12 +1477,8 @@ static int box_main(int argc, char **argv)
 	}
 	if (a.plan)
 		return box_plan(&a);
-	if (env_get("KERN_LANDLOCK_REQUIRED")) {
-		setup_failed("KERN_LANDLOCK_REQUIRED is set but Landlock is not part of this build; refusing to start");
-		if (alive_fd >= 0)
-			(void)write_all(alive_fd, "x", 1);
-		return EXIT_SETUP;
-	}
+	if (env_get("KERN_LANDLOCK_REQUIRED"))
+		die_setup("KERN_LANDLOCK_REQUIRED is set but Landlock is not part of this build; refusing to start");
 	if (a.untrusted) {
 		char adds[1024] = "";
 		for (int i = 0; i < a.ncap_add; i++)

@@ -40,22 +40,16 @@ static int cg_main(int argc, char **argv)
 	/* The next step runs from kern's own image, opened before anything. */
 	(void)self_exe_fd();
 	int i = step_args(&cg_step_flags, argc, argv, &c);
-	if (i < 0)
-		return EXIT_CLI;
-	if (i >= argc - 1) {
-		fatal("box", "kern-cg: nothing to run after `--`");
-		return EXIT_CLI;
-	}
+	if (i >= argc - 1)
+		die("box", "kern-cg: nothing to run after `--`");
 	if (env_get("KERN_REQUIRE_LIMITS"))
 		req->require_limits = 1;
 	if (env_get("KERN_ALLOW_UNCAPPED"))
 		req->allow_uncapped = 1;
 	if (env_get("KERN_NO_SCOPE"))
 		req->no_scope = 1;
-	if (req->require_limits && req->allow_uncapped) {
-		fatal("box", "--require-limits and --allow-uncapped are mutually exclusive");
-		return EXIT_CLI;
-	}
+	if (req->require_limits && req->allow_uncapped)
+		die("box", "--require-limits and --allow-uncapped are mutually exclusive");
 	rc = cg_create(c.name, getpid(), req, &cg);
 	if (rc != 0)
 		return rc;
@@ -66,8 +60,8 @@ static int cg_main(int argc, char **argv)
 	/* Nothing will supervise it: take the cgroup back down. */
 	if (cg_open(c.name, getpid(), NULL, &cg) == 0)
 		cg_destroy(cg);
-	setup_failed("exec %s: %s", next[0], strerror(saved));
-	return EXIT_SETUP;
+	errno = saved;
+	die_setup_errno("exec %s", next[0]);
 }
 
 APPLET(cg, "create the box cgroup and apply memory, pids and cpu caps", usage, cg_main);

@@ -32,13 +32,12 @@ static const char usage[] =
 #include "egress/egress.h"
 #include "steps/steps.h"
 
-static int usage_error(const char *fmt, const char *arg)
+__attribute__((noreturn)) static void usage_error(const char *fmt, const char *arg)
 {
 	char msg[512];
 	snprintf(msg, sizeof msg, fmt, arg);
 	fatal("box", "kern-egress: %s", msg);
-	hint("run 'kern-egress --help' for usage");
-	return EXIT_CLI;
+	die_hint("run 'kern-egress --help' for usage");
 }
 
 static int run_next(char **next)
@@ -69,12 +68,8 @@ static int split_allow(const char *arg, char ***out, int *n)
 		comma = strchr(item, ',');
 		if (comma)
 			*comma++ = 0;
-		if (!egress_domain_valid(item)) {
-			int rc = usage_error("invalid --egress-allow domain '%s' (LDH labels of 1-63 characters, at least one dot, not an IP address)", item);
-			free(v);
-			free(list);
-			return rc;
-		}
+		if (!egress_domain_valid(item))
+			usage_error("invalid --egress-allow domain '%s' (LDH labels of 1-63 characters, at least one dot, not an IP address)", item);
 		v[(*n)++] = item;
 	}
 	*out = v;
@@ -100,13 +95,11 @@ static int egress_main(int argc, char **argv)
 	struct egress_step c = egress_step_defaults;
 	int i = step_args(&egress_step_flags, argc, argv, &c);
 
-	if (i < 0)
-		return EXIT_CLI;
 	if (i + 1 >= argc)
-		return usage_error("%s", "missing '-- NEXT...'");
+		usage_error("%s", "missing '-- NEXT...'");
 	char **next = argv + i + 1;
 	if (c.attach == !!c.allow)
-		return usage_error("%s", "exactly one of --allow and --attach is needed");
+		usage_error("%s", "exactly one of --allow and --attach is needed");
 	int fd = c.fd;
 
 	if (c.attach) {
@@ -136,10 +129,8 @@ static int egress_main(int argc, char **argv)
 	unsetenv(EGRESS_FD_ENV);
 	if (egress_start(&cfg, &ctl) == 0) {
 		int placed = place_fd(ctl, fd);
-		if (placed < 0) {
-			fatal("box", "kern-egress: cannot place the control descriptor at %d: %s", fd, strerror(errno));
-			return EXIT_SETUP;
-		}
+		if (placed < 0)
+			die_setup_errno("kern-egress: cannot place the control descriptor at %d", fd);
 		char num[24];
 		snprintf(num, sizeof num, "%d", placed);
 		setenv(EGRESS_FD_ENV, num, 1);

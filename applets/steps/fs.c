@@ -61,23 +61,16 @@ static int fs_main(int argc, char **argv)
 	c.binds = binds;
 	c.tmpfs = tmpfs;
 	c.devices = devices;
-	if ((next = step_args(&fs_step_flags, argc, argv, &c) + 1) <= 0)
-		return EXIT_CLI;
-	if (next >= argc) {
-		fatal("box", "kern-fs: missing `-- NEXT...`");
-		return EXIT_CLI;
-	}
-	if (c.root != ROOT_HOST && !c.lower) {
-		fatal("box", "kern-fs: --root %s needs --lower", c.root == ROOT_BIND ? "bind" : "overlay");
-		return EXIT_CLI;
-	}
+	next = step_args(&fs_step_flags, argc, argv, &c) + 1;
+	if (next >= argc)
+		die("box", "kern-fs: missing `-- NEXT...`");
+	if (c.root != ROOT_HOST && !c.lower)
+		die("box", "kern-fs: --root %s needs --lower", c.root == ROOT_BIND ? "bind" : "overlay");
 	chain_read(&ch);
 	if (!c.scratch)
 		c.scratch = ch.scratch[0] ? ch.scratch : NULL;
-	if (!c.scratch) {
-		fatal("box", "kern-fs: no scratch directory (run under kern-wait, or give --scratch)");
-		return EXIT_CLI;
-	}
+	if (!c.scratch)
+		die("box", "kern-fs: no scratch directory (run under kern-wait, or give --scratch)");
 	diag_status_fd = ch.status_fd;
 	/* A shifted box (kern-wait made PID 1 box root and its cwd scratch):
 	 * host paths come from the supervisor (idmount.h). */
@@ -86,7 +79,7 @@ static int fs_main(int argc, char **argv)
 	/* The next step is exec'd from this descriptor, opened while kern's own
 	 * image is still reachable by path. */
 	if (self_exe_fd() < 0)
-		step_fail("open /proc/self/exe: %s", strerror(errno));
+		die_setup_errno("open /proc/self/exe");
 	fs_build(&c);
 	if (c.shifted) {
 		/* The supervisor makes no more mounts for this box. */
@@ -94,7 +87,7 @@ static int fs_main(int argc, char **argv)
 		chain_export(ch.status_fd, ch.report_fd, -1, ch.scratch);
 	}
 	exec_next(argv + next);
-	step_fail("kern-fs: exec %s: %s", argv[next], strerror(errno));
+	die_setup_errno("kern-fs: exec %s", argv[next]);
 }
 
 APPLET(fs, "build the box root: overlay, /dev, binds, tmpfs, pivot_root, /proc", usage, fs_main);

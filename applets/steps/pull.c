@@ -39,8 +39,7 @@ static int exec_next(char **next)
 	} else {
 		execvp(next[0], next);
 	}
-	fatal("pull", "exec %s: %s", next[0], strerror(errno));
-	return EXIT_CLI;
+	die_errno("pull", "exec %s", next[0]);
 }
 
 static int pull_main(int argc, char **argv)
@@ -50,8 +49,6 @@ static int pull_main(int argc, char **argv)
 	char **next = NULL;
 	int i = step_args(&pull_step_flags, argc, argv, &c);
 
-	if (i < 0)
-		return EXIT_CLI;
 	if (i < argc)
 		next = argv + i + 1;
 	if (c.quiet)
@@ -60,18 +57,13 @@ static int pull_main(int argc, char **argv)
 	int policy = c.policy;
 	if (!ref) {
 		fatal("pull", "no image given");
-		hint("usage: kern pull [--platform OS/ARCH] IMAGE");
-		return EXIT_CLI;
+		die_hint("usage: kern pull [--platform OS/ARCH] IMAGE");
 	}
 	const char *why;
-	if (image_ref_check(ref, &why) < 0) {
-		fatal("image", "bad image reference '%s': %s", ref, why);
-		return EXIT_CLI;
-	}
-	if (platform && image_platform(platform, arch, sizeof arch) < 0) {
-		fatal("image", "--platform '%s' is not linux/ARCH with a known architecture", platform);
-		return EXIT_CLI;
-	}
+	if (image_ref_check(ref, &why) < 0)
+		die("image", "bad image reference '%s': %s", ref, why);
+	if (platform && image_platform(platform, arch, sizeof arch) < 0)
+		die("image", "--platform '%s' is not linux/ARCH with a known architecture", platform);
 	char rootfs[4096];
 	struct image_config cfg;
 	int rc = image_resolve(ref, policy, platform ? arch : NULL, rootfs, sizeof rootfs, &cfg);

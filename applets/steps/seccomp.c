@@ -61,29 +61,26 @@ static int seccomp_main(int argc, char **argv)
 	chain_read(&ch);
 	diag_status_fd = ch.status_fd;
 	c = seccomp_step_defaults;
-	if ((next = step_args(&seccomp_step_flags, argc, argv, &c) + 1) <= 0)
-		return EXIT_CLI;
-	if (next >= argc) {
-		fatal("box", "kern-seccomp: missing `-- CMD...`");
-		return EXIT_CLI;
-	}
+	next = step_args(&seccomp_step_flags, argc, argv, &c) + 1;
+	if (next >= argc)
+		die("box", "kern-seccomp: missing `-- CMD...`");
 	gethostname(host, sizeof host - 1);
 	if (env_defaults(&env, host) < 0)
-		step_fail("out of memory");
+		die_setup("out of memory");
 	/* In order: a later entry wins. */
 	for (int i = 0; i < c.nenv; i++) {
 		const char *v = c.env[i];
 		if (c.env_tag[i] == SECCOMP_ENV_KV) {
 			if (env_put(&env, v) < 0)
-				step_fail("out of memory");
+				die_setup("out of memory");
 			continue;
 		}
 		struct strv entries = {0};
 		if (envfile_read(v, &entries, why, sizeof why) < 0)
-			step_fail("--env-file: %s", why);
+			die_setup("--env-file: %s", why);
 		for (size_t k = 0; k < entries.n; k++)
 			if (env_put(&env, entries.v[k]) < 0)
-				step_fail("out of memory");
+				die_setup("out of memory");
 		strv_free(&entries);
 		/* A descriptor that carried secrets is not left for the box. */
 		if (!strncmp(v, "/proc/self/fd/", 14))
@@ -95,13 +92,13 @@ static int seccomp_main(int argc, char **argv)
 	rc.ld.apparmor = c.apparmor;
 	for (int i = 0; i < c.nulimits; i++)
 		if (ulimit_parse(c.ulimits[i], &rc.ld.ulimits[rc.ld.nulimits++], &bad) < 0)
-			step_fail("--ulimit %s: %s", c.ulimits[i], bad);
+			die_setup("--ulimit %s: %s", c.ulimits[i], bad);
 	rc.tty = c.tty;
 	const char *user = c.user;
 	if (user && user_parse_numeric(user, &rc.ld) < 0) {
 		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (user_resolve(root, user, &rc.ld, why, sizeof why) < 0)
-			step_fail("--user %s: %s", user, why);
+			die_setup("--user %s: %s", user, why);
 		close(root);
 	}
 	if (rc.ld.user_set && (rc.ld.uid || rc.ld.gid))
@@ -112,7 +109,7 @@ static int seccomp_main(int argc, char **argv)
 	struct strv cmd = {0};
 	for (int i = next; i < argc; i++)
 		if (strv_push(&cmd, argv[i]) < 0)
-			step_fail("out of memory");
+			die_setup("out of memory");
 	rc.argv = cmd.v;
 	init_run(&rc, ch.report_fd, env_fd("KERN_ALIVE_FD"));
 }

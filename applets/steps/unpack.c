@@ -85,47 +85,33 @@ static int unpack_main(int argc, char **argv)
 	char **next = NULL;
 	int i = step_args(&unpack_step_flags, argc, argv, &c);
 
-	if (i < 0)
-		return EXIT_CLI;
 	if (i < argc)
 		next = argv + i + 1;
 	const char *want_diff = c.diff_id, *want_digest = c.digest, *layer = c.layer, *dir = c.dir;
 	if (!layer || !dir) {
 		fatal("image", "kern-unpack: LAYER and DIR are required");
-		hint("run `kern-unpack --help`");
-		return EXIT_CLI;
+		die_hint("run `kern-unpack --help`");
 	}
-	if (next && !*next) {
-		fatal("image", "kern-unpack: nothing to run after '--'");
-		return EXIT_CLI;
-	}
-	if ((want_diff && !digest_hex(want_diff)) || (want_digest && !digest_hex(want_digest))) {
-		fatal("image", "kern-unpack: a digest must be sha256: and 64 lowercase hex digits");
-		return EXIT_CLI;
-	}
+	if (next && !*next)
+		die("image", "kern-unpack: nothing to run after '--'");
+	if ((want_diff && !digest_hex(want_diff)) || (want_digest && !digest_hex(want_digest)))
+		die("image", "kern-unpack: a digest must be sha256: and 64 lowercase hex digits");
 
 	struct file_reader f = {.fd = 0, .hashing = want_digest != NULL};
-	if (strcmp(layer, "-") != 0 && (f.fd = open(layer, O_RDONLY | O_CLOEXEC)) < 0) {
-		fatal("image", "open layer '%s': %s", layer, strerror(errno));
-		return EXIT_CLI;
-	}
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		fatal("image", "mkdir '%s': %s", dir, strerror(errno));
-		return EXIT_CLI;
-	}
+	if (strcmp(layer, "-") != 0 && (f.fd = open(layer, O_RDONLY | O_CLOEXEC)) < 0)
+		die_errno("image", "open layer '%s'", layer);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		die_errno("image", "mkdir '%s'", dir);
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat sb;
 	if (dfd < 0) {
 		int e = errno;
 		int link = lstat(dir, &sb) == 0 && S_ISLNK(sb.st_mode);
-		fatal("image", "open '%s': %s", dir, link ? "it is a symlink" : strerror(e));
-		return EXIT_CLI;
+		die("image", "open '%s': %s", dir, link ? "it is a symlink" : strerror(e));
 	}
 	/* One layer at a time per directory, like the per-image pull lock. */
-	if (flock(dfd, LOCK_EX) < 0) {
-		fatal("image", "lock '%s': %s", dir, strerror(errno));
-		return EXIT_CLI;
-	}
+	if (flock(dfd, LOCK_EX) < 0)
+		die_errno("image", "lock '%s'", dir);
 	mbedtls_sha256_init(&f.sha);
 	mbedtls_sha256_starts_ret(&f.sha, 0);
 
@@ -135,10 +121,8 @@ static int unpack_main(int argc, char **argv)
 	run_hex(hex);
 	if (unpack_stage(&r, dfd, 0, hex, &unpack_default_limits, diff, why, sizeof why) < 0) {
 		if (f.err)
-			fatal("image", "layer '%s': read: %s", layer, strerror(f.err));
-		else
-			fatal("image", "layer '%s': %s", layer, why);
-		return EXIT_CLI;
+			die("image", "layer '%s': read: %s", layer, strerror(f.err));
+		die("image", "layer '%s': %s", layer, why);
 	}
 	hex32(diff, diff_hex);
 	if (want_digest) {
@@ -147,21 +131,17 @@ static int unpack_main(int argc, char **argv)
 		hex32(blob, blob_hex);
 		if (strcmp(blob_hex, digest_hex(want_digest)) != 0) {
 			unpack_abort(dfd, 0, hex);
-			fatal("image", "layer '%s': blob digest mismatch (expected %s, got sha256:%s) - refusing",
-			      layer, want_digest, blob_hex);
-			return EXIT_CLI;
+			die("image", "layer '%s': blob digest mismatch (expected %s, got sha256:%s) - refusing",
+			    layer, want_digest, blob_hex);
 		}
 	}
 	if (want_diff && strcmp(diff_hex, digest_hex(want_diff)) != 0) {
 		unpack_abort(dfd, 0, hex);
-		fatal("image", "layer '%s': diff_id mismatch (expected %s, got sha256:%s) - refusing",
-		      layer, want_diff, diff_hex);
-		return EXIT_CLI;
+		die("image", "layer '%s': diff_id mismatch (expected %s, got sha256:%s) - refusing",
+		    layer, want_diff, diff_hex);
 	}
-	if (unpack_commit(dfd, 0, hex, why, sizeof why) < 0) {
-		fatal("image", "layer '%s': %s", layer, why);
-		return EXIT_CLI;
-	}
+	if (unpack_commit(dfd, 0, hex, why, sizeof why) < 0)
+		die("image", "layer '%s': %s", layer, why);
 	mbedtls_sha256_free(&f.sha);
 	close(dfd);
 	if (f.fd > 0)

@@ -79,8 +79,7 @@ static void pid1_exec(void *ctx, int report_fd)
 	}
 	chain_export(diag_status_fd, report_fd, idm, scratch);
 	exec_next(w->next);
-	setup_failed("kern-wait: exec %s: %s", w->next[0], strerror(errno));
-	_exit(EXIT_SETUP);
+	die_setup_errno("kern-wait: exec %s", w->next[0]);
 }
 
 /* KERN_NS_DEFER (ns.h), read and unset: 0, or 125 for a malformed one. */
@@ -103,10 +102,8 @@ static int read_defer(struct wait_args *w)
 			break;
 		p = end + 1;
 	}
-	if (n < 4 || geteuid() != 0) {
-		setup_failed("kern-wait: bad %s '%.40s' (kern-ns of a root caller sets it)", NS_DEFER_ENV, v);
-		return EXIT_SETUP;
-	}
+	if (n < 4 || geteuid() != 0)
+		die_setup("kern-wait: bad %s '%.40s' (kern-ns of a root caller sets it)", NS_DEFER_ENV, v);
 	unsetenv(NS_DEFER_ENV);
 	w->deferred = 1;
 	w->nc = (struct ns_config){.net_host = f[0] != 0, .range = f[1] != 0,
@@ -155,12 +152,9 @@ static int wait_main(int argc, char **argv)
 	int next, rc;
 
 	w.c = wait_step_defaults;
-	if ((next = step_args(&wait_step_flags, argc, argv, &w.c) + 1) <= 0)
-		return EXIT_CLI;
-	if (next >= argc) {
-		fatal("box", "kern-wait: missing `-- NEXT...`");
-		return EXIT_CLI;
-	}
+	next = step_args(&wait_step_flags, argc, argv, &w.c) + 1;
+	if (next >= argc)
+		die("box", "kern-wait: missing `-- NEXT...`");
 	record_flags(&w);
 	w.next = argv + next;
 	/* From kern-ns: the map it wrote. Never passed on to the box. */
@@ -180,10 +174,8 @@ static int wait_main(int argc, char **argv)
 	w.rec.sup_pid = getpid();
 	w.rec.sup_start = proc_start_time(w.rec.sup_pid);
 	w.rec.created = (long long)time(NULL);
-	if (scratch_path(w.c.runtime, w.c.name, w.rec.scratch, sizeof w.rec.scratch) < 0) {
-		setup_failed("no scratch directory off overlayfs: %s", strerror(errno));
-		return EXIT_SETUP;
-	}
+	if (scratch_path(w.c.runtime, w.c.name, w.rec.scratch, sizeof w.rec.scratch) < 0)
+		die_setup_errno("no scratch directory off overlayfs");
 	if ((rc = registry_claim(w.c.runtime, &w.rec)))
 		return rc;
 	char scratch[4096];

@@ -363,8 +363,7 @@ int step_args(const struct flag_table *t, int argc, char **argv, void *cfg)
 		return i;
 	flag_error_text(&e, msg, sizeof msg);
 	fatal(t->area, "%s: %s", t->step, msg);
-	hint("run '%s --help' for usage", t->step);
-	return -1;
+	die_hint("run '%s --help' for usage", t->step);
 }
 
 void flag_cpus_text(uint64_t micro, char *out, size_t len)

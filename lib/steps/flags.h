@@ -105,8 +105,8 @@ int to_argv(const struct flag_table *t, const void *cfg, struct strv *out);
 void flag_error_text(const struct flag_error *e, char *buf, size_t len);
 
 /* from_argv() for a step's main: on bad input it prints
- * `error: AREA: STEP: <flag_error_text>` and a hint to --help, and
- * returns -1 (the caller exits 1). */
+ * `error: AREA: STEP: <flag_error_text>` and a hint to --help, and exits 1
+ * (die_hint()). */
 int step_args(const struct flag_table *t, int argc, char **argv, void *cfg);
 
 /* 1500000 -> "1.5": --cpus as a person writes it. */
