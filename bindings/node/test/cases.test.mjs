@@ -32,7 +32,7 @@ const RESULT_KEYS = new Set([
 ]);
 const RAISE_KEYS = new Set(["raises", "message_matches"]);
 const STEP_KEYS = new Set(["do", "expect", "code", "language", "timeout_s", "stream", "argv", "path", "text", "hex", "max_bytes", "members", "format", "raw_text", "sparse_tar", "kind", "target", "count", "under_s"]);
-const CASE_KEYS = new Set(["id", "category", "rule", "sandbox", "steps", "open_expect"]);
+const CASE_KEYS = new Set(["id", "category", "rule", "matrix", "sandbox", "steps", "open_expect"]);
 
 /** The table's option name as this package spells it: memory_mb -> memoryMb. */
 const camel = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
@@ -301,5 +301,9 @@ test("the shared table is well formed", () => {
 		assert.ok(c.id.startsWith(`${c.category}/`), c.id);
 		assert.deepEqual(Object.keys(c).filter((k) => !CASE_KEYS.has(k)), [], c.id);
 		assert.notEqual("open_expect" in c, "steps" in c, c.id);
+		if ("matrix" in c) {
+			assert.ok(Array.isArray(c.matrix) && c.matrix.length > 0, c.id);
+			for (const m of c.matrix) assert.match(m, /^[A-Z]+-[0-9]+$/, c.id);
+		}
 	}
 });

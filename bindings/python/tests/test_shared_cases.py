@@ -48,7 +48,7 @@ RAISE_KEYS = {"raises", "message_matches"}
 STEP_KEYS = {"do", "expect", "code", "language", "timeout_s", "stream", "argv", "path", "text",
              "hex", "max_bytes", "members", "format", "raw_text", "sparse_tar", "kind", "target",
              "count", "under_s"}
-CASE_KEYS = {"id", "category", "rule", "sandbox", "steps", "open_expect"}
+CASE_KEYS = {"id", "category", "rule", "matrix", "sandbox", "steps", "open_expect"}
 
 
 def _sub(value, decoy):
@@ -401,3 +401,7 @@ def test_the_table_is_well_formed():
         assert c["id"].startswith(c["category"] + "/"), c["id"]
         assert set(c) <= CASE_KEYS, (c["id"], set(c) - CASE_KEYS)
         assert ("open_expect" in c) != ("steps" in c), c["id"]
+        if "matrix" in c:
+            matrix = c["matrix"]
+            assert isinstance(matrix, list) and matrix, c["id"]
+            assert all(re.fullmatch(r"[A-Z]+-[0-9]+", m) for m in matrix), (c["id"], matrix)
