@@ -198,7 +198,8 @@ class DriverBox:
                 raise _frames.FrameTimeout("the kernel did not read the cell before the deadline")
 
     def alive(self) -> bool:
-        return self.box.proc.poll() is None
+        """kern still runs (checked without reaping it)."""
+        return not self.box.exited()
 
     def kill(self) -> None:
         """SIGKILL kern's process group: kern drops the box by itself."""

@@ -122,6 +122,17 @@ class BoxProcess:
                 pass
         self.kill_group()
 
+    def exited(self) -> bool:
+        """kern has exited. Never reaps it (WNOWAIT): until wait() does,
+        its pid, and so its process group, cannot be reused."""
+        if self._reaped or self.proc.returncode is not None:
+            return True
+        try:
+            info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        return info is not None
+
     def wait(self, timeout: Optional[float]) -> Optional[int]:
         """Reap kern; its exit status (128+N for signals), or None if it is
         still running after ``timeout``."""

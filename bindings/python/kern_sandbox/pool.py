@@ -142,8 +142,9 @@ class Pool:
                 backoff = BACKOFF_FIRST_S
 
     def _expire(self, now: float) -> List[PoolBox]:
-        # Called with the lock held: boxes past their age leave the pool.
-        stale = [b for b in self._ready if now - b.born >= MAX_AGE_S]
+        # Called with the lock held: boxes past their age, and boxes killed
+        # from outside while they waited, leave the pool.
+        stale = [b for b in self._ready if now - b.born >= MAX_AGE_S or not b.box.alive()]
         for b in stale:
             self._ready.remove(b)
         return stale
@@ -196,7 +197,9 @@ class Pool:
         key = config_key(self._sbx, self._sbx.config.timeout_s, self._keys)
         now = time.monotonic()
         with self._cv:
-            stale = [b for b in self._ready if b.key != key]
+            # A box killed while it waited (a killpg from outside) would
+            # fail the call with a fault its code never caused: dropped.
+            stale = [b for b in self._ready if b.key != key or not b.box.alive()]
             for b in stale:
                 self._ready.remove(b)
             found = None

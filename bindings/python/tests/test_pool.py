@@ -5,6 +5,7 @@ the shared table (test_shared_cases.py), which the Node package runs too."""
 
 import glob
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -205,3 +206,28 @@ def test_a_pool_on_the_registry_image(registry, kern_bin):
         r, pooled = served_by_pool(sbx, "import sys\nprint(sys.executable)\n6 * 7")
         assert pooled and r.success, r
         assert r.results[0].text == "42"
+
+
+def test_pool_boxes_killed_by_killpg_are_dropped(kern_bin):
+    """CL-11: pool boxes killed by killpg are gone from kern ps -q within 10 s, and never serve a call."""
+    with kern.Sandbox(image="host", prewarm=2) as sbx:
+        wait_ready(sbx, 2)
+        names = box_names(kern_bin)
+        assert len(names) == 2
+        # Each pooled box's kern leads a process group of its own: kill
+        # the groups from outside, as a supervisor cleaning up would.
+        for b in list(sbx._pool._ready):
+            os.killpg(os.getpgid(b.box.box.pid), signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while set(names) & set(kern_ps(kern_bin)):
+            assert time.monotonic() < deadline, "killed pool boxes still listed after 10 s"
+            time.sleep(0.05)
+        # The dead boxes are dropped: the call runs in a cold box (its code
+        # ran, no fault), not in a dead one.
+        r, pooled = served_by_pool(sbx, "print(6 * 7)")
+        assert (r.stdout, r.fault, pooled) == ("42\n", None, False), r
+        wait_ready(sbx, 2)
+        assert not set(names) & set(box_names(kern_bin))
+        r, pooled = served_by_pool(sbx, "print(7)")
+        assert (r.stdout, pooled) == ("7\n", True), r
+    assert not box_names(kern_bin)
