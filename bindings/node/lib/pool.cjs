@@ -73,7 +73,8 @@ class Pool {
 		let backoff = BACKOFF_FIRST_MS;
 		while (!this.closed) {
 			const now = performance.now();
-			const stale = this.ready.filter((b) => now - b.born >= MAX_AGE_MS);
+			// Past their age, or killed from outside while they waited.
+			const stale = this.ready.filter((b) => now - b.born >= MAX_AGE_MS || gone(b));
 			this.ready = this.ready.filter((b) => !stale.includes(b));
 			discard(stale, this.graves);
 			const need = this.size - this.ready.length - this.starting;
@@ -168,8 +169,10 @@ class Pool {
 		if (this.closed || !this.ready.length) return null;
 		const key = await this.key(this.session.cfg.timeoutS);
 		const now = performance.now();
-		const stale = this.ready.filter((b) => b.key !== key);
-		this.ready = this.ready.filter((b) => b.key === key);
+		// A box killed while it waited (a killpg from outside) would fail the
+		// call with a fault its code never caused: dropped with the stale.
+		const stale = this.ready.filter((b) => b.key !== key || gone(b));
+		this.ready = this.ready.filter((b) => !stale.includes(b));
 		const found = this.ready.find((b) => limitS <= b.budgetS && now - b.born < MAX_AGE_MS) || null;
 		if (found) this.ready = this.ready.filter((b) => b !== found);
 		discard(stale, this.graves);
@@ -285,6 +288,24 @@ function result(cell, death, kernStderr) {
 		codeStderr: split.codeStderr,
 		runtimeNotes: split.runtimeNotes,
 	});
+}
+
+/**
+ * kern of a pooled box has exited. Node learns of an exit only when its
+ * event loop next polls, after the call may have taken the box: an exit
+ * it has not reported yet shows as a zombie (state Z) in /proc, unreaped.
+ * @param {PoolBox} b
+ */
+function gone(b) {
+	const proc = b.box.box;
+	if (proc.exitCode !== null) return true;
+	try {
+		const stat = fs.readFileSync(`/proc/${proc.child.pid}/stat`, "latin1");
+		const state = stat.charAt(stat.lastIndexOf(")") + 2);
+		return state === "Z" || state === "X";
+	} catch {
+		return true;
+	}
 }
 
 module.exports = { Pool, kernTimeout, MAX_AGE_MS };

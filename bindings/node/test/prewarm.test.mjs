@@ -86,3 +86,27 @@ test("with a profile, kern's own view of it is part of the key: a changed kern.t
 	}
 	await assertNothingLeft(assert);
 });
+
+test("CL-11: pool boxes killed by killpg are gone from kern ps -q within 10 s and never serve a call", async () => {
+	const sbx = await Sandbox.create({ image: "host", prewarm: 2, timeoutS: 20 });
+	try {
+		assert.ok(await until(() => sbx.prewarmed === 2, 60000), "the pool never filled");
+		const pooled = ours();
+		assert.equal(pooled.size, 2);
+		// Each pooled box's kern leads a process group of its own: kill the
+		// groups from outside, as a supervisor cleaning up would.
+		for (const b of poolOf(sbx).ready) process.kill(-b.box.box.child.pid, "SIGKILL");
+		assert.ok(await until(() => [...pooled].every((n) => !ours().has(n)), 10000), "killed pool boxes still listed after 10 s");
+		// The dead boxes are dropped: the call runs in a cold box (its code
+		// ran, no fault), not in a dead one.
+		const r = await sbx.runCode("print(6 * 7)");
+		assert.deepEqual([r.stdout, r.fault, poolOf(sbx).served], ["42\n", null, 0], JSON.stringify(r));
+		assert.ok(await until(() => sbx.prewarmed === 2, 60000), "the pool did not refill");
+		assert.ok([...pooled].every((n) => !ours().has(n)));
+		const again = await sbx.runCode("print(7)");
+		assert.deepEqual([again.stdout, poolOf(sbx).served], ["7\n", 1]);
+	} finally {
+		await sbx.close();
+	}
+	await assertNothingLeft(assert);
+});
