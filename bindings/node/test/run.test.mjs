@@ -1,17 +1,18 @@
 // One-shot calls on real boxes (python-binding.md §8-§11): languages, real
-// pipes, a kill from outside, the registry's startup failures, slow
-// callbacks, host memory under a flood. The fault types, the stderr split,
-// streaming order and truncation are cases of the shared table
-// (cases.test.mjs), which the Python package runs too.
+// pipes, a kill from outside, the registry's startup failures, a mount
+// kern refuses at run time, slow callbacks, host memory under a flood.
+// The fault types, the stderr split, streaming order and truncation are
+// cases of the shared table (cases.test.mjs), which the Python package
+// runs too.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, rmdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { kern, KERN, boxes, until, startRegistry, assertNothingLeft } from "./helpers.mjs";
 
-const { Sandbox, SandboxError, runCode } = kern;
+const { Sandbox, SandboxError, MountRefused, runCode } = kern;
 let sbx;
 let reg;
 let dir;
@@ -70,14 +71,15 @@ test("killed: a SIGKILL from outside the box", async () => {
 	assert.equal(r.exitCode, 137);
 });
 
-test("startup_failed: an image tag the registry does not have comes back as data", async (t) => {
+test("CL-7 (typo'd tag): startup_failed, exit 1, kern's error: registry: ... manifest unknown, as data", async (t) => {
 	if (reg.skip) return t.skip(reg.skip);
 	const s = new Sandbox({ image: reg.ref("no-such-tag"), timeoutS: 60 });
 	try {
 		const r = await s.run(["true"]);
 		assert.equal(r.fault?.type, "startup_failed", JSON.stringify(r));
 		assert.equal(r.exitCode, 1);
-		assert.match(r.stderr, /error: /);
+		assert.match(r.fault.message, /error: registry: .*manifest unknown/);
+		assert.ok(r.fault.message.length <= 500);
 	} finally {
 		await s.close();
 	}
@@ -122,6 +124,44 @@ test("exit 125 (a box kern cannot set up) raises SandboxError", async () => {
 		await assert.rejects(s.run(["true"]), (e) => e instanceof SandboxError && /kern-no-such-profile/.test(e.message));
 	} finally {
 		await s.close();
+	}
+});
+
+test("CL-7 (mount refused at run time): kern's exit 125 raises SandboxError, not MountRefused", async () => {
+	const base = mkdtempSync(path.join(tmpdir(), "kern-node-mnt-"));
+	const decoy = path.join(base, "decoy");
+	const data = path.join(base, "data");
+	const odd = path.join(base, "a,b");
+	mkdirSync(decoy);
+	writeFileSync(path.join(decoy, "secret"), "host secret\n");
+	mkdirSync(data);
+	mkdirSync(odd);
+	const refused = (prefix) => (e) => e instanceof SandboxError && !(e instanceof MountRefused) && e.message.startsWith(prefix);
+	try {
+		const s = await Sandbox.create({ image: "host", mounts: { [data]: "/data" } });
+		try {
+			// Positive control: the mount the package accepted works.
+			assert.equal((await s.run(["ls", "/data"])).success, true);
+			// Swapped for a link to another directory after the package's
+			// check: kern re-walks the source without following links.
+			rmdirSync(data);
+			symlinkSync(decoy, data);
+			await assert.rejects(s.run(["cat", "/data/secret"]), refused(`kern: sandbox setup failed: bind source ${data}: `));
+		} finally {
+			await s.close();
+		}
+		// --mount (a path with a comma) refuses a source gone since the check.
+		const o = await Sandbox.create({ image: "host", mounts: { [odd]: "/odd" } });
+		try {
+			assert.equal((await o.run(["ls", "/odd"])).success, true);
+			rmdirSync(odd);
+			await assert.rejects(o.run(["ls", "/odd"]), refused(`kern: sandbox setup failed: --mount source ${odd}: `));
+		} finally {
+			await o.close();
+		}
+		assert.equal(readFileSync(path.join(decoy, "secret"), "utf8"), "host secret\n");
+	} finally {
+		rmSync(base, { recursive: true, force: true });
 	}
 });
 

@@ -1,16 +1,20 @@
 """python-binding.md §10 (faults) on real boxes, beyond the shared table
 (test_shared_cases.py, which the Node package runs too and which holds
 the timeout, oom, escape_blocked, exec_failed and exit-125 cases): a
-kill from outside, the registry's startup failures, and nothing left
-behind."""
+kill from outside, the registry's startup failures, a mount kern refuses
+at run time, and nothing left behind."""
 
 import os
+import re
 import signal
 import subprocess
 import threading
 import time
 
+import pytest
+
 import kern_sandbox as kern
+from kern_sandbox import MountRefused, SandboxError
 
 
 def test_first_example(kern_bin):
@@ -55,11 +59,43 @@ def test_sigkill_from_outside_is_killed(sbx):
 
 
 def test_missing_tag_in_the_registry_is_startup_failed(registry):
+    """CL-7 (typo'd tag): startup_failed, exit 1, kern's "error: registry: ... manifest unknown"."""
     missing = registry.rsplit(":", 1)[0] + ":no-such-tag"
     r = kern.run_code("print(1)", image=missing, pyc_cache=False)
     assert r.fault is not None and r.fault.type == "startup_failed", (r.fault, r.stderr)
     assert r.exit_code == 1 and not r.success
-    assert "error: " in r.fault.message and len(r.fault.message) <= 500
+    assert re.search(r"error: registry: .*manifest unknown", r.fault.message), r.fault.message
+    assert len(r.fault.message) <= 500
+
+
+def test_a_mount_kern_refuses_at_run_time_raises(kern_bin, tmp_path):
+    """CL-7 (mount refused at run time): kern's exit 125 raises SandboxError, not MountRefused."""
+    decoy = tmp_path / "decoy"
+    decoy.mkdir()
+    (decoy / "secret").write_text("host secret\n")
+    data, odd = tmp_path / "data", tmp_path / "a,b"
+    data.mkdir()
+    odd.mkdir()
+    with kern.Sandbox(image="host", mounts={str(data): "/data"}) as s:
+        # Positive control: the mount the package accepted works.
+        assert s.run(["ls", "/data"]).success
+        # Swapped for a link to another directory after the package's
+        # check: kern re-walks the source without following links.
+        data.rmdir()
+        data.symlink_to(decoy)
+        with pytest.raises(SandboxError) as err:
+            s.run(["cat", "/data/secret"])
+        assert not isinstance(err.value, MountRefused)
+        assert str(err.value).startswith("kern: sandbox setup failed: bind source %s: " % data)
+    # --mount (a path with a comma) refuses a source gone since the check.
+    with kern.Sandbox(image="host", mounts={str(odd): "/odd"}) as s:
+        assert s.run(["ls", "/odd"]).success
+        odd.rmdir()
+        with pytest.raises(SandboxError) as err:
+            s.run(["ls", "/odd"])
+        assert not isinstance(err.value, MountRefused)
+        assert str(err.value).startswith("kern: sandbox setup failed: --mount source %s: " % odd)
+    assert (decoy / "secret").read_text() == "host secret\n"
 
 
 def test_missing_interpreter_in_an_image(registry):
