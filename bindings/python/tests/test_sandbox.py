@@ -3,7 +3,9 @@
 and .deps, languages, and how kern is spawned."""
 
 import os
+import shutil
 import stat
+import subprocess
 import time
 
 import pytest
@@ -177,6 +179,58 @@ def test_deps_writable_when_asked_shows_the_attack_is_real(kern_bin):
 def test_setup_failure_raises(kern_bin):
     with pytest.raises(SandboxError, match=r"setup failed \(exit 3\): broken"):
         kern.Sandbox(image="host", setup="echo broken >&2; exit 3").open()
+
+
+def test_setup_killed_at_the_memory_cap(kern_bin, tmp_path):
+    """CL-6: setup="pip install ..." that outgrows memory_mb=64 raises "setup failed (exit 137)" and says oom."""
+    # No package index is reachable here, so what makes pip itself outgrow
+    # the cap is its own reading: pip reads a requirements file whole
+    # (then decodes it), and this one is 96 MiB of comment lines.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with open(ws / "requirements.txt", "w") as f:
+        f.writelines(["# " + "x" * 1021 + "\n"] * (96 * 1024))
+    with pytest.raises(SandboxError, match=r"^setup failed \(exit 137\): the kernel's OOM killer "
+                       r"killed the box at its 64 MiB memory cap"):
+        kern.Sandbox(image="host", memory_mb=64, workspace=str(ws),
+                     setup="pip install -r requirements.txt").open()
+    # Positive control: the same pip under the same cap, with a file it
+    # can hold, succeeds (it reads the file, and there is nothing to get).
+    (ws / "requirements.txt").write_text("# nothing to install\n")
+    with kern.Sandbox(image="host", memory_mb=64, workspace=str(ws),
+                      setup="pip install -r requirements.txt") as s:
+        assert s.run_code("print(1)").stdout == "1\n"
+
+
+@pytest.mark.skipif(not shutil.which("dpkg-deb"), reason="no dpkg-deb on the host to build the test's .deb")
+def test_apt_get_install_on_the_read_only_root(registry, tmp_path):
+    """CL-3: apt-get install on the read-only root fails with a read-only message (Debian minbase image)."""
+    # The fixture image (Debian minbase + python3) has apt-get and dpkg but
+    # no package lists, and no network reaches a mirror: the package is a
+    # local .deb built here, so apt-get gets as far as writing the root.
+    # (apk add is not tested: no Alpine image is reachable here.)
+    pkg, ws = tmp_path / "pkg", tmp_path / "ws"
+    (pkg / "DEBIAN").mkdir(parents=True)
+    (pkg / "DEBIAN" / "control").write_text(
+        "Package: kern-hello\nVersion: 1.0\nArchitecture: all\n"
+        "Maintainer: kern tests <tests@invalid>\nDescription: one file\n")
+    (pkg / "usr/share/kern-hello").mkdir(parents=True)
+    (pkg / "usr/share/kern-hello/hello").write_text("hi\n")
+    ws.mkdir()
+    subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(pkg), str(ws / "kern-hello.deb")],
+                   check=True, stdout=subprocess.DEVNULL)
+    # apt's download sandbox user needs an id range a box does not have.
+    apt = "apt-get install -y -o APT::Sandbox::User=root ./kern-hello.deb"
+    # Positive control: the same command in the setup box (its root is
+    # writable, and thrown away after) installs the package.
+    with kern.Sandbox(image=registry, pyc_cache=False, workspace=str(ws),
+                      setup=apt + " > apt.log 2>&1 && cat /usr/share/kern-hello/hello") as s:
+        assert "Setting up kern-hello (1.0)" in s.read_file("apt.log").decode()
+        r = s.run(["sh", "-c", apt])
+        assert r.exit_code == 100 and r.fault is None, r
+        assert ("dpkg: error: unable to access the dpkg database directory /var/lib/dpkg: "
+                "Read-only file system") in r.stderr, r.stderr
+        assert not s.run(["test", "-e", "/usr/share/kern-hello/hello"]).success
 
 
 def test_setup_has_the_network(kern_bin, tmp_path):
