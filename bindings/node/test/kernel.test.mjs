@@ -2,7 +2,9 @@
 // §15.2), through the Python package's own driver.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { kern, boxes, until, assertNothingLeft } from "./helpers.mjs";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { kern, boxes, until, assertNothingLeft, require } from "./helpers.mjs";
 
 const { Sandbox, SandboxError, Kernel } = kern;
 let sbx;
@@ -82,4 +84,57 @@ test("close() ends the box and is idempotent; Symbol.asyncDispose (await using) 
 	await k.close();
 	await k.close();
 	await assert.rejects(k.runCode("1"), /kernel is closed/);
+});
+
+test("IO-4: raw os.write(1) and subprocess output in a cell are captured in the reply frame, no stray bytes on stdout", async () => {
+	// Every byte the host reads from the kernel box's stdout: the reader
+	// the driver box builds is this package's FrameReader, looked up when
+	// the box starts.
+	const frames = require("../lib/frames.cjs");
+	const Real = frames.FrameReader;
+	/** @type {Buffer[]} */
+	const wire = [];
+	frames.FrameReader = class extends Real {
+		constructor(stream, cap) {
+			super(stream, cap);
+			stream.on("data", (d) => wire.push(d));
+		}
+	};
+	let k;
+	try {
+		k = await sbx.kernel();
+	} finally {
+		frames.FrameReader = Real;
+	}
+	try {
+		const r = await k.runCode(
+			"import os, subprocess, sys\nprint('p1')\nos.write(1, b'raw\\n')\nsubprocess.run(['echo', 'child'])\n" +
+				"os.system('echo system')\nopen('/dev/stdout', 'w').write('devout\\n')\nsys.__stdout__.write('dunder\\n')\n" +
+				"os.write(2, b'rawerr\\n')\nsubprocess.Popen(['sh', '-c', 'sleep 0.3; echo late; : > late-done'])\n",
+		);
+		assert.equal(r.success, true, JSON.stringify(r));
+		assert.equal(r.stdout, "p1\nraw\nchild\nsystem\ndevout\ndunder\n");
+		assert.equal(r.stderr, "rawerr\n");
+		// A process the cell left behind writes between cells.
+		assert.ok(await until(() => existsSync(path.join(sbx.workspace, "late-done")), 10000), "the background writer never ran");
+		const r2 = await k.runCode("print('next')");
+		assert.ok(r2.success && r2.stdout.endsWith("next\n"), JSON.stringify(r2));
+		// The wire is frames end to end: length, newline, a JSON body.
+		let rest = Buffer.concat(wire);
+		const got = [];
+		while (rest.length) {
+			const nl = rest.indexOf(10);
+			const head = nl < 0 ? "" : rest.subarray(0, nl).toString("latin1");
+			assert.match(head, /^[0-9]+$/, `stray bytes on the box's stdout: ${JSON.stringify(rest.subarray(0, 200).toString("latin1"))}`);
+			got.push(JSON.parse(rest.subarray(nl + 1, nl + 1 + Number(head)).toString("utf8")));
+			rest = rest.subarray(nl + 1 + Number(head));
+		}
+		const replies = got.filter((f) => "rc" in f);
+		assert.equal(replies.length, 2);
+		assert.equal(replies[0].stdout, r.stdout);
+		// The late output is in a frame too (the next cell's), not loose.
+		assert.ok(got.some((f) => `${f.o ?? ""}${f.stdout ?? ""}`.includes("late")));
+	} finally {
+		await k.close();
+	}
 });

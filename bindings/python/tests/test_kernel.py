@@ -9,6 +9,7 @@ host's. Every test runs as root and, under `make check`, again as the
 unprivileged test user.
 """
 
+import json
 import os
 import statistics
 import subprocess
@@ -154,3 +155,53 @@ def test_close_from_another_thread_stops_a_running_cell(sbx):
     assert results[0].fault is not None and results[0].fault.type == "killed"
     with pytest.raises(kern.SandboxError, match="closed"):
         k.run_code("1")
+
+
+def test_cell_output_never_reaches_the_frame_channel(sbx, monkeypatch):
+    """IO-4: raw os.write(1) and subprocess output in a cell are captured in the reply frame, no stray bytes on stdout."""
+    from kern_sandbox import _frames
+    with sbx.kernel() as k:
+        fd = k._box.reader.fd
+        wire = bytearray()
+        real_read = os.read
+
+        def spy(f, n):
+            data = real_read(f, n)
+            if f == fd:
+                wire.extend(data)
+            return data
+
+        # Every byte the host reads from the box's stdout, from now on.
+        monkeypatch.setattr(_frames.os, "read", spy)
+        r = k.run_code(
+            "import os, subprocess, sys\n"
+            "print('p1')\n"
+            "os.write(1, b'raw\\n')\n"
+            "subprocess.run(['echo', 'child'])\n"
+            "os.system('echo system')\n"
+            "open('/dev/stdout', 'w').write('devout\\n')\n"
+            "sys.__stdout__.write('dunder\\n')\n"
+            "os.write(2, b'rawerr\\n')\n"
+            "subprocess.Popen(['sh', '-c', 'sleep 0.3; echo late; : > late-done'])\n")
+        assert r.success, r
+        assert r.stdout == "p1\nraw\nchild\nsystem\ndevout\ndunder\n", r.stdout
+        assert r.stderr == "rawerr\n"
+        # A process the cell left behind writes between cells.
+        deadline = time.monotonic() + 10
+        while not os.path.exists(os.path.join(sbx.workspace, "late-done")):
+            assert time.monotonic() < deadline, "the background writer never ran"
+            time.sleep(0.05)
+        r2 = k.run_code("print('next')")
+        assert r2.success and r2.stdout.endswith("next\n"), r2
+        monkeypatch.setattr(_frames.os, "read", real_read)
+        # The wire is frames end to end: length, newline, a JSON body.
+        frames, rest = [], bytes(wire)
+        while rest:
+            head, nl, rest = rest.partition(b"\n")
+            assert nl and head.isdigit(), "stray bytes on the box's stdout: %r" % (head + nl + rest)[:200]
+            body, rest = rest[:int(head)], rest[int(head):]
+            frames.append(json.loads(body))
+        replies = [f for f in frames if "rc" in f]
+        assert len(replies) == 2 and replies[0]["stdout"] == r.stdout
+        # The late output is in a frame too (the next cell's), not loose.
+        assert any("late" in f.get("o", "") + f.get("stdout", "") for f in frames)
