@@ -131,6 +131,9 @@ async function restore(ws, src) {
 	try {
 		await readArchive(src, new TarReader((m) => void checkMember(m), null));
 	} catch (e) {
+		// One wording for every archive that cannot be read, whether its
+		// first bytes are no tar at all or it breaks later (Python says
+		// the same).
 		if (e instanceof SandboxError) throw e;
 		throw new SandboxError(`restore ${src}: not a readable tar archive (${/** @type {Error} */ (e).message})`);
 	}
@@ -164,8 +167,11 @@ async function restore(ws, src) {
 			),
 		);
 	} catch (e) {
-		if (e instanceof SandboxError) throw e;
-		throw new SandboxError(`restore ${src}: damaged archive (${/** @type {Error} */ (e).message})`);
+		// A workspace write that failed (ENOSPC, a quota) is itself, as in
+		// Python; an archive that reads differently now than at the check
+		// (changed in between) is unreadable, in the check's words.
+		if (e instanceof SandboxError || /** @type {NodeJS.ErrnoException} */ (e).syscall) throw e;
+		throw new SandboxError(`restore ${src}: not a readable tar archive (${/** @type {Error} */ (e).message})`);
 	} finally {
 		finish();
 	}

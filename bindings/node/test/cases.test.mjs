@@ -9,7 +9,8 @@
 // that every case of the table ran here.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync, mkdtempSync, mkdirSync, readdirSync, symlinkSync, rmSync, chmodSync } from "node:fs";
+import { readFileSync, writeFileSync, mkdtempSync, mkdirSync, readdirSync, symlinkSync, rmSync, chmodSync, statSync, truncateSync } from "node:fs";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -31,7 +32,7 @@ const RESULT_KEYS = new Set([
 	"stream_first_before_end_s", "kernel_alive", "pool_served", "stderr_split_whole",
 ]);
 const RAISE_KEYS = new Set(["raises", "message_matches"]);
-const STEP_KEYS = new Set(["do", "expect", "code", "language", "timeout_s", "stream", "argv", "path", "text", "hex", "max_bytes", "members", "format", "raw_text", "sparse_tar", "kind", "target", "count", "under_s"]);
+const STEP_KEYS = new Set(["do", "expect", "code", "language", "timeout_s", "stream", "argv", "path", "text", "hex", "max_bytes", "members", "format", "raw_text", "sparse_tar", "cut_tar_to", "cut_gzip_end", "kind", "target", "count", "under_s"]);
 const CASE_KEYS = new Set(["id", "category", "rule", "matrix", "sandbox", "steps", "open_expect"]);
 
 /** The table's option name as this package spells it: memory_mb -> memoryMb. */
@@ -172,6 +173,8 @@ class Case {
 				if ("raw_text" in step) writeFileSync(file, step.raw_text);
 				else if ("sparse_tar" in step) sparseTar(file, step.sparse_tar, `${file}.d`);
 				else pyArchive(file, step.members, step.format ?? "USTAR_FORMAT");
+				if ("cut_tar_to" in step) writeFileSync(file, gzipSync(gunzipSync(readFileSync(file)).subarray(0, step.cut_tar_to), { level: 1 }));
+				if ("cut_gzip_end" in step) truncateSync(file, statSync(file).size - step.cut_gzip_end);
 				return attempt(() => this.sbx.restore(file), want, where);
 			},
 			plant: () => {

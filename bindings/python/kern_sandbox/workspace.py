@@ -305,17 +305,21 @@ class Workspace:
         devices, FIFOs and any other non-file, non-directory member make
         the whole archive refused.
         """
+        # One wording for every archive that cannot be read, whether its
+        # first bytes are no tar at all or it breaks later (the Node
+        # package says the same).
         try:
-            tar = tarfile.open(os.fspath(src), "r:*")
+            tar = tarfile.open(os.fspath(src), "r:*", tarinfo=_RefusingTarInfo)
         except (OSError, tarfile.TarError) as e:
-            raise SandboxError("restore %s: not a readable tar archive (%s)" % (src, e)) from None
+            raise SandboxError("restore %s: not a readable tar archive (%s)"
+                               % (src, _one_line(e))) from None
         with tar:
             try:
                 members = tar.getmembers()
             except (tarfile.TarError, ValueError, EOFError, OSError, zlib.error) as e:
-                # tarfile lets a malformed sparse map (ValueError) and a cut
-                # gzip stream (EOFError) through as they are.
-                raise SandboxError("restore %s: damaged archive (%s)" % (src, e)) from None
+                # tarfile lets a cut gzip stream (EOFError) through as it is.
+                raise SandboxError("restore %s: not a readable tar archive (%s)"
+                                   % (src, _one_line(e))) from None
             plan = [(_check_member(m), m) for m in members]
             self.clear()
             for parts, member in plan:
@@ -365,6 +369,41 @@ def _add(tar: tarfile.TarFile, info: tarfile.TarInfo, f: object) -> None:
         tar.addfile(info, f)  # type: ignore[arg-type]
     except ValueError as e:  # a name USTAR cannot hold
         raise SandboxError("snapshot: %s: %s" % (info.name, e)) from None
+
+
+class _RefusingTarInfo(tarfile.TarInfo):
+    """tarfile's member, except that GNU sparse records it cannot parse (a
+    malformed map) refuse the member as sparse, as _check_member refuses a
+    well-formed one: any GNU.sparse record is refused by its presence, as
+    in the Node package, not reported as a damaged archive. The hooks are
+    tarfile's own per-format methods; should a later tarfile rename them,
+    such a member comes back as an unreadable archive (still refused), and
+    the shared box case of it fails."""
+
+    def _proc_gnusparse_01(self, next: tarfile.TarInfo, pax_headers: Dict[str, str],
+                           *rest: object) -> None:
+        try:
+            super()._proc_gnusparse_01(next, pax_headers, *rest)  # type: ignore[misc]
+        except (ValueError, IndexError, tarfile.TarError):
+            raise _sparse_refused(next, pax_headers) from None
+
+    def _proc_gnusparse_10(self, next: tarfile.TarInfo, pax_headers: Dict[str, str],
+                           *rest: object) -> None:
+        try:
+            super()._proc_gnusparse_10(next, pax_headers, *rest)  # type: ignore[misc]
+        except (ValueError, IndexError, tarfile.TarError):
+            raise _sparse_refused(next, pax_headers) from None
+
+
+def _one_line(e: BaseException) -> str:
+    """An error's text on one line (tarfile lists each method it tried on
+    a line of its own)."""
+    return " ".join(str(e).split())
+
+
+def _sparse_refused(next: tarfile.TarInfo, pax_headers: Dict[str, str]) -> SandboxError:
+    name = pax_headers.get("GNU.sparse.name") or pax_headers.get("path") or next.name
+    return SandboxError("restore refused: member %r is a sparse file" % name)
 
 
 def _check_member(m: tarfile.TarInfo) -> List[str]:

@@ -46,7 +46,8 @@ RESULT_KEYS = {
 }
 RAISE_KEYS = {"raises", "message_matches"}
 STEP_KEYS = {"do", "expect", "code", "language", "timeout_s", "stream", "argv", "path", "text",
-             "hex", "max_bytes", "members", "format", "raw_text", "sparse_tar", "kind", "target",
+             "hex", "max_bytes", "members", "format", "raw_text", "sparse_tar", "cut_tar_to",
+             "cut_gzip_end", "kind", "target",
              "count", "under_s"}
 CASE_KEYS = {"id", "category", "rule", "matrix", "sandbox", "steps", "open_expect"}
 
@@ -317,6 +318,13 @@ class Case:
             _sparse_tar(path, step["sparse_tar"], path + ".d")
         else:
             _archive(path, step["members"], step.get("format", "USTAR_FORMAT"))
+        if "cut_tar_to" in step:
+            with open(path, "rb") as f:
+                tar = gzip.decompress(f.read())[:step["cut_tar_to"]]
+            with open(path, "wb") as f:
+                f.write(gzip.compress(tar, compresslevel=1))
+        if "cut_gzip_end" in step:
+            os.truncate(path, os.path.getsize(path) - step["cut_gzip_end"])
         _attempt(lambda: self.sbx.restore(path), want, where)
 
     def op_plant(self, step, want, where):
