@@ -98,6 +98,29 @@ test("exec_failed names the image: no python3 in busybox", async (t) => {
 	}
 });
 
+test("CL-9 (alpine stand-in: the busybox image): bash is exec_failed 127, a non-executable script 126, a shell's command not found no fault", async (t) => {
+	// alpine:3.19 is not reachable here (no Docker Hub); the busybox
+	// fixture is what it stands for: a busybox userland with no bash.
+	if (reg.skip) return t.skip(reg.skip);
+	const s = await Sandbox.create({ image: reg.ref(), timeoutS: 60 });
+	try {
+		const bash = await s.runCode("echo hi", { language: "bash" });
+		assert.equal(bash.fault?.type, "exec_failed", JSON.stringify(bash));
+		assert.equal(bash.exitCode, 127);
+		assert.match(bash.fault.message, new RegExp(`'bash' was not found in image '127\\.0\\.0\\.1:${reg.port}/busybox:1'`));
+		await s.writeFile("script.sh", "#!/bin/sh\necho ran\n");
+		const noexec = await s.run(["./script.sh"]);
+		assert.equal(noexec.fault?.type, "exec_failed", JSON.stringify(noexec));
+		assert.equal(noexec.exitCode, 126);
+		// Positive control: the same script through sh runs.
+		assert.equal((await s.run(["sh", "script.sh"])).stdout, "ran\n");
+		const missing = await s.runCode("no-such-command-here", { language: "sh" });
+		assert.deepEqual([missing.exitCode, missing.fault], [127, null], JSON.stringify(missing));
+	} finally {
+		await s.close();
+	}
+});
+
 test("user: a non-root account is probed when the Sandbox opens, and the box runs as it", async (t) => {
 	// An account the image lacks is a case of the shared table (it fails at open).
 	let s;
