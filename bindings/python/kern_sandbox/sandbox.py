@@ -94,7 +94,8 @@ class Sandbox:
     prewarm (0)          keep N boxes started ahead, each a booted python3 that
                          has run nothing; a Python call without callbacks takes
                          one (then it is destroyed: one call per box) and a
-                         worker thread starts the next. Covers a burst, not a rate
+                         worker thread starts the next; a box killed while it
+                         waits is dropped. Covers a burst, not a rate
     persist (False)      one resident box per workspace, reused by every call
                          through `kern exec`: processes and /tmp live on between
                          calls; a named workspace keeps it for the next session

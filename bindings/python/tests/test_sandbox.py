@@ -186,6 +186,11 @@ def test_setup_killed_at_the_memory_cap(kern_bin, tmp_path):
     # No package index is reachable here, so what makes pip itself outgrow
     # the cap is its own reading: pip reads a requirements file whole
     # (then decodes it), and this one is 96 MiB of comment lines.
+    with kern.Sandbox(image="host", memory_mb=64) as probe:
+        notes = probe.run(["true"]).runtime_notes
+    if any("NOT enforced" in n for n in notes):
+        pytest.skip("this user has no cgroup to cap memory with (make check delegates one): "
+                    + notes[0][:200])
     ws = tmp_path / "ws"
     ws.mkdir()
     with open(ws / "requirements.txt", "w") as f:
