@@ -43,8 +43,7 @@ const struct applet *applet_find(const char *name)
 
 int applet_not_built(const char *name)
 {
-	fatal("box", "'%s' is not built yet in kern %s", name, KERN_VERSION);
-	return EXIT_CLI;
+	die("box", "'%s' is not built yet in kern %s", name, KERN_VERSION);
 }
 
 static int list(void)
@@ -84,10 +83,8 @@ int main(int argc, char **argv)
 		return EXIT_CLI;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-		if (argc != 2) {
-			fatal("box", "--version takes no arguments");
-			return EXIT_CLI;
-		}
+		if (argc != 2)
+			die("box", "--version takes no arguments");
 		printf("kern %s\n", KERN_VERSION);
 		return 0;
 	}
@@ -102,6 +99,5 @@ int main(int argc, char **argv)
 	if ((a = applet_find(argv[1])))
 		return run(a, argc - 1, argv + 1);
 	fatal("box", "unknown command '%s'", argv[1]);
-	hint("run `kern --help` for the list of commands");
-	return EXIT_CLI;
+	die_hint("run `kern --help` for the list of commands");
 }

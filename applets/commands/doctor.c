@@ -347,10 +347,8 @@ static int doctor_main(int argc, char **argv)
 	struct passwd *pw = getpwuid(geteuid());
 	int userns_ok, seccomp_ok, caps_ok;
 	(void)argv;
-	if (argc > 1) {
-		fatal("box", "doctor takes no arguments");
-		return EXIT_CLI;
-	}
+	if (argc > 1)
+		die("box", "doctor takes no arguments");
 	uname(&u);
 	problems = 0;
 	printf("kern doctor: what this host enforces for boxes run by uid %u (%s), Linux %s %s\n",

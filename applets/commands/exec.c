@@ -116,12 +116,6 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fatal("box", fmt, arg);
-	return EXIT_CLI;
-}
-
 /* A path inside the state directory st (a kern_runtime_each callback). */
 static int under_dir(const char *st, void *real)
 {
@@ -145,7 +139,8 @@ static int inside_state(const char *path)
 	return kern_runtime_each(under_dir, real);
 }
 
-static int parse(int argc, char **argv, struct exec_args *a)
+/* Usage errors end kern exec here (die()). */
+static void parse(int argc, char **argv, struct exec_args *a)
 {
 	char why[512];
 	int i;
@@ -159,8 +154,8 @@ static int parse(int argc, char **argv, struct exec_args *a)
 			if (a->name)
 				break;	/* docker style: the command starts here */
 			if (!box_name_valid(t))
-				return usage_error("bad box name '%s' (expected [A-Za-z0-9][A-Za-z0-9_.-]*, "
-						   "1-64 bytes)", t);
+				die("box", "bad box name '%s' (expected [A-Za-z0-9][A-Za-z0-9_.-]*, "
+				    "1-64 bytes)", t);
 			a->name = t;
 			continue;
 		}
@@ -175,52 +170,45 @@ static int parse(int argc, char **argv, struct exec_args *a)
 			    !strcmp(flag, "--user") || !strcmp(flag, "-e") || !strcmp(flag, "--env") ||
 			    !strcmp(flag, "--env-file");
 		if (!known)
-			return usage_error("unknown flag '%s'", flag);
+			die("box", "unknown flag '%s'", flag);
 		if (eq)
 			v = eq + 1;
 		else if (i + 1 < argc)
 			v = argv[++i];
 		else
-			return usage_error("flag '%s' needs a value", flag);
+			die("box", "flag '%s' needs a value", flag);
 		if (flag[1] == 'w' || !strcmp(flag, "--workdir")) {
 			if (!path_is_clean_abs(v))
-				return usage_error("-w must be an absolute path without '.' or '..': '%s'", v);
+				die("box", "-w must be an absolute path without '.' or '..': '%s'", v);
 			a->workdir = v;
 		} else if (flag[1] == 'u' || !strcmp(flag, "--user")) {
 			if (!*v || strchr(v, '\n'))
-				return usage_error("bad --user '%s'", v);
+				die("box", "bad --user '%s'", v);
 			a->user = v;
 		} else if (!strcmp(flag, "--env-file")) {
 			if (inside_state(v))
-				return usage_error("--env-file %s is inside kern's own state", v);
-			if (envfile_read(v, &a->envfile, why, sizeof why) < 0) {
-				fatal("box", "--env-file: %s", why);
-				return EXIT_CLI;
-			}
+				die("box", "--env-file %s is inside kern's own state", v);
+			if (envfile_read(v, &a->envfile, why, sizeof why) < 0)
+				die("box", "--env-file: %s", why);
 		} else {
 			if (!strchr(v, '=') || v[0] == '=')
-				return usage_error("--env takes KEY=VALUE, not '%s'", v);
+				die("box", "--env takes KEY=VALUE, not '%s'", v);
 			if (a->nenv_kv >= MAX_ENV)
-				return usage_error("too many --env flags%s", "");
+				die("box", "too many --env flags");
 			a->env_kv[a->nenv_kv++] = v;
 		}
 	}
 	if (!a->name) {
 		fatal("box", "missing box NAME");
-		hint("kern exec NAME -- CMD [ARG...]");
-		return EXIT_CLI;
+		die_hint("kern exec NAME -- CMD [ARG...]");
 	}
 	if (i >= argc) {
 		fatal("box", "missing the command to run in box '%s'", a->name);
-		hint("kern exec %s -- CMD [ARG...]", a->name);
-		return EXIT_CLI;
+		die_hint("kern exec %s -- CMD [ARG...]", a->name);
 	}
-	if (a->tty && !isatty(0)) {
-		fatal("box", "-t needs a terminal on stdin (the input device is not a TTY)");
-		return EXIT_CLI;
-	}
+	if (a->tty && !isatty(0))
+		die("box", "-t needs a terminal on stdin (the input device is not a TTY)");
 	a->cmd = argv + i;
-	return 0;
 }
 
 /* The live box, its PID 1 past setup (its seccomp filter is installed,
@@ -282,11 +270,8 @@ static int open_namespaces(struct exec_run *r)
 	}
 	/* The descriptors are the box's only if its supervisor and PID 1 are
 	 * still the processes we proved. */
-	if (pidfd_exited(r->bp.sup_fd) || pidfd_exited(r->bp.pid1_fd)) {
-		fatal("box", "no running box named '%s'", r->rec.name);
-		alive_write(r->alive_fd, ALIVE_FAILED);
-		return EXIT_CLI;
-	}
+	if (pidfd_exited(r->bp.sup_fd) || pidfd_exited(r->bp.pid1_fd))
+		die("box", "no running box named '%s'", r->rec.name);
 	for (size_t i = 0; i < BOX_NS_COUNT; i++) {
 		struct stat theirs, ours;
 		snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)r->rec.sup_pid, r->rec.nsfd[i]);
@@ -629,6 +614,7 @@ static int run(struct exec_run *r)
 	if (r->alive_fd >= 0)
 		close(r->alive_fd);
 	r->alive_fd = -1;
+	alive_remember(-1);
 
 	while (!done) {
 		struct pollfd p[4] = {{.fd = sigfd, .events = POLLIN}, {.fd = pty_p[0], .events = POLLIN}};
@@ -709,19 +695,15 @@ static int exec_main(int argc, char **argv)
 	r.started_fd = env_fd("KERN_STARTED_FD");
 	/* The alive byte first, before anything can take time (box-cli.md §5). */
 	alive_write(r.alive_fd, ALIVE_STARTED);
+	alive_remember(r.alive_fd);
 	if (r.started_fd >= 0)
 		set_cloexec(r.started_fd, 1);
 	for (size_t i = 0; i < BOX_NS_COUNT; i++)
 		r.nsfd[i] = -1;
-	if ((rc = parse(argc, argv, &a))) {
-		alive_write(r.alive_fd, ALIVE_FAILED);
-		return rc;
-	}
+	parse(argc, argv, &a);
 	if (find_box(a.name, &r) < 0) {
 		fatal("box", "no running box named '%s'", a.name);
-		hint("`kern ps` lists the running boxes");
-		alive_write(r.alive_fd, ALIVE_FAILED);
-		return EXIT_CLI;
+		die_hint("`kern ps` lists the running boxes");
 	}
 	if ((rc = prepare(&r)) == 0)
 		rc = run(&r);

@@ -18,10 +18,8 @@ static const char usage[] =
 static int gc_main(int argc, char **argv)
 {
 	(void)argv;
-	if (argc > 1) {
-		fatal("image", "kern gc takes no arguments");
-		return EXIT_CLI;
-	}
+	if (argc > 1)
+		die("image", "kern gc takes no arguments");
 	image_gc();
 	return 0;
 }

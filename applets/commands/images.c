@@ -70,8 +70,7 @@ static int images_main(int argc, char **argv)
 		if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
 			quiet = 1;
 		} else {
-			fatal("image", "unknown argument '%s'", argv[i]);
-			return EXIT_CLI;
+			die("image", "unknown argument '%s'", argv[i]);
 		}
 	}
 	struct row *rows = NULL;

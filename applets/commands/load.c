@@ -36,26 +36,19 @@ static int load_main(int argc, char **argv)
 		else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
 			diag_quiet = 1;
 		else {
-			fatal("image", "kern load: unexpected argument '%s'", a);
-			return EXIT_CLI;
+			die("image", "kern load: unexpected argument '%s'", a);
 		}
 		if (dst) {
-			if (++i == argc) {
-				fatal("image", "kern load: %s needs a value", a);
-				return EXIT_CLI;
-			}
+			if (++i == argc)
+				die("image", "kern load: %s needs a value", a);
 			*dst = argv[i];
 		}
 	}
-	if (!path) {
-		fatal("image", "kern load: -i PATH is required");
-		return EXIT_CLI;
-	}
-	if (platform && image_platform(platform, arch, sizeof arch) < 0) {
-		fatal("image", "--platform '%s' is not linux/ARCH with a known architecture", platform);
-		return EXIT_CLI;
-	}
-	return image_load(path, tag, platform ? arch : NULL);
+	if (!path)
+		die("image", "kern load: -i PATH is required");
+	if (platform && image_platform(platform, arch, sizeof arch) < 0)
+		die("image", "--platform '%s' is not linux/ARCH with a known architecture", platform);
+	return image_load(path, tag, platform ? arch : NULL) < 0 ? EXIT_CLI : 0;
 }
 
 APPLET(load, "import an OCI layout or docker-save archive into the cache", usage, load_main);

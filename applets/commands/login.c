@@ -65,22 +65,17 @@ static int login_main(int argc, char **argv)
 		else if (strcmp(a, "--password-stdin") == 0)
 			stdin_pw = 1;
 		else if (strcmp(a, "-p") == 0 || strncmp(a, "--password", 10) == 0) {
-			fatal("registry", "a password on the command line would be visible to every user; use --password-stdin");
-			return EXIT_CLI;
+			die("registry", "a password on the command line would be visible to every user; use --password-stdin");
 		} else if (a[0] == '-') {
-			fatal("registry", "unknown flag '%s'", a);
-			return EXIT_CLI;
+			die("registry", "unknown flag '%s'", a);
 		} else if (!registry)
 			registry = a;
 		else {
-			fatal("registry", "unexpected argument '%s'", a);
-			return EXIT_CLI;
+			die("registry", "unexpected argument '%s'", a);
 		}
 	}
-	if (!registry || !user || !stdin_pw) {
-		fatal("registry", "usage: kern login REGISTRY -u USER --password-stdin");
-		return EXIT_CLI;
-	}
+	if (!registry || !user || !stdin_pw)
+		die("registry", "usage: kern login REGISTRY -u USER --password-stdin");
 	char probe[600], host[256];
 	struct image_ref r;
 	const char *why;
@@ -88,30 +83,24 @@ static int login_main(int argc, char **argv)
 	if (strchr(registry, '/') || image_ref_parse(probe, &r, &why) < 0 ||
 	    (strcmp(r.registry, "registry-1.docker.io") == 0 && strcmp(registry, "docker.io") != 0 &&
 	     strcmp(registry, "index.docker.io") != 0 && strcmp(registry, "registry-1.docker.io") != 0)) {
-		fatal("registry", "'%s' is not a registry host[:port]", registry);
-		return EXIT_CLI;
+		die("registry", "'%s' is not a registry host[:port]", registry);
 	}
-	if (!*user || !text_ok(user, 0)) {
-		fatal("registry", "the user name must be non-empty, without ':' or control characters");
-		return EXIT_CLI;
-	}
+	if (!*user || !text_ok(user, 0))
+		die("registry", "the user name must be non-empty, without ':' or control characters");
 	char pass[PASS_MAX];
 	int n = read_password(pass, sizeof pass);
 	if (n <= 0 || !text_ok(pass, 1)) {
 		explicit_bzero(pass, sizeof pass);
-		fatal("registry", n == -2 ? "the password on stdin is longer than %d bytes" :
+		die("registry", n == -2 ? "the password on stdin is longer than %d bytes" :
 			"no usable password on stdin (one line, no control characters)", PASS_MAX - 1);
-		return EXIT_CLI;
 	}
 	creds_host(r.registry, host, sizeof host);
 	const char *what;
 	char path[4200] = "";
 	int rc = creds_store(host, user, pass, &what, path, sizeof path);
 	explicit_bzero(pass, sizeof pass);
-	if (rc < 0) {
-		fatal("registry", "cannot %s the credentials file %s: %s", what, path, strerror(errno));
-		return EXIT_CLI;
-	}
+	if (rc < 0)
+		die_errno("registry", "cannot %s the credentials file %s", what, path);
 	note("credentials for %s stored in %s", host, path);
 	return 0;
 }

@@ -195,41 +195,33 @@ static int ps_main(int argc, char **argv)
 		if (!strncmp(t, "--filter=", 9)) {
 			v = t + 9;
 		} else if (!strcmp(t, "--filter") || !strcmp(t, "-f")) {
-			if (i + 1 >= argc) {
-				fatal("box", "flag '%s' needs a value", t);
-				return EXIT_CLI;
-			}
+			if (i + 1 >= argc)
+				die("box", "flag '%s' needs a value", t);
 			v = argv[++i];
 		} else {
 			if (t[0] == '-')
 				fatal("box", "unknown flag '%s'", t);
 			else
 				fatal("box", "unexpected argument '%s'", t);
-			hint("usage: kern ps [-q] [--filter name=NAME] [--json]");
-			return EXIT_CLI;
+			die_hint("usage: kern ps [-q] [--filter name=NAME] [--json]");
 		}
 		if (!strncmp(v, "name=", 5) && p.nnames < MAX_FILTERS) {
 			p.names[p.nnames++] = v + 5;
 		} else if (!strncmp(v, "label=", 6) && v[6] && v[6] != '=' && p.nlabels < MAX_FILTERS) {
 			p.labels[p.nlabels++] = v + 6;
 		} else {
-			fatal("box", "bad --filter '%s' (expected name=NAME or label=KEY[=VALUE])", v);
-			return EXIT_CLI;
+			die("box", "bad --filter '%s' (expected name=NAME or label=KEY[=VALUE])", v);
 		}
 	}
-	if (p.quiet && p.json) {
-		fatal("box", "-q and --json are mutually exclusive");
-		return EXIT_CLI;
-	}
+	if (p.quiet && p.json)
+		die("box", "-q and --json are mutually exclusive");
 	/* Every runtime directory that may hold our boxes (an older kern's
 	 * /tmp/kern-<uid> too), listed as one, in name order. */
 	registry_each_all(collect, &p);
 	if (p.n > 1)
 		qsort(p.rows, p.n, sizeof *p.rows, cmp_rows);
-	if (p.oom) {
-		fatal("box", "out of memory listing boxes");
-		return EXIT_CLI;
-	}
+	if (p.oom)
+		die("box", "out of memory listing boxes");
 	if (p.json)
 		print_json(&p);
 	else if (p.quiet)

@@ -303,10 +303,8 @@ static int recover_main(int argc, char **argv)
 	size_t nrec[MAX_RUNTIMES] = {0}, nscr[MAX_RUNTIMES + 1] = {0};
 
 	(void)argv;
-	if (argc > 1) {
-		fatal("box", "kern recover takes no arguments");
-		return EXIT_CLI;
-	}
+	if (argc > 1)
+		die("box", "kern recover takes no arguments");
 	kern_runtime_each(add_runtime, &pl);
 	if (pl.nruntime) {
 		snprintf(dir, sizeof dir, "/dev/shm/kern-%u/scratch", (unsigned)geteuid());

@@ -23,34 +23,21 @@ static int rmi_main(int argc, char **argv)
 	const char *why, *what = "";
 	struct cache c;
 	char path[4500], name[400];
-	if (argc != 2) {
-		fatal("image", "usage: kern rmi REF");
-		return EXIT_CLI;
-	}
+	if (argc != 2)
+		die("image", "usage: kern rmi REF");
 	const char *ref = argv[1];
-	if (image_ref_check(ref, &why) < 0) {
-		fatal("image", "bad image reference '%s': %s", ref, why);
-		return EXIT_CLI;
-	}
+	if (image_ref_check(ref, &why) < 0)
+		die("image", "bad image reference '%s': %s", ref, why);
 	if (cache_open(&c, ref, 0) < 0)
 		return EXIT_CLI;
 	enum entry_state st = cache_state(&c, &what);
-	if (c.root_fd < 0 || st == ENTRY_ABSENT) {
-		fatal("image", "no cached image '%s'", ref);
-		cache_close(&c);
-		return EXIT_CLI;
-	}
-	if (st == ENTRY_UNSAFE) {
-		fatal("image", "%s/%s%s is a symlink or not owned by you - refusing", c.root, c.key, what);
-		cache_close(&c);
-		return EXIT_CLI;
-	}
+	if (c.root_fd < 0 || st == ENTRY_ABSENT)
+		die("image", "no cached image '%s'", ref);
+	if (st == ENTRY_UNSAFE)
+		die("image", "%s/%s%s is a symlink or not owned by you - refusing", c.root, c.key, what);
 	snprintf(path, sizeof path, "%s/%s", c.root, c.key);
-	if (cache_path_in_use(path, NULL, 0)) {
-		fatal("image", "image '%s' is in use by a running box - refusing", ref);
-		cache_close(&c);
-		return EXIT_CLI;
-	}
+	if (cache_path_in_use(path, NULL, 0))
+		die("image", "image '%s' is in use by a running box - refusing", ref);
 	int lock = cache_lock(&c);
 	if (lock < 0) {
 		cache_close(&c);
@@ -66,7 +53,7 @@ static int rmi_main(int argc, char **argv)
 	if (rc == 0 && rmtree_at(c.root_fd, c.key) < 0)
 		rc = -1;
 	if (rc < 0) {
-		fatal("image", "cannot remove %s: %s", path, strerror(errno));
+		fatal_errno("image", "cannot remove %s", path);
 	} else {
 		/* Unlinked while held: a waiter re-checks the path (cache_lock). */
 		cache_name(&c, ".lock", name, sizeof name);

@@ -75,11 +75,12 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* Reported, and the other names are still stopped: -1. */
 static int unknown(const char *name)
 {
 	fatal("box", "no running box named '%s'", name);
 	hint("`kern ps` lists the running boxes");
-	return EXIT_CLI;
+	return -1;
 }
 
 /* Load name's record and prove its processes; while the box is still
@@ -173,42 +174,30 @@ static int stop_main(int argc, char **argv)
 			} else if (i + 1 < argc) {
 				v = argv[++i];
 			} else {
-				fatal("box", "flag '%.*s' needs a value", (int)flen, t);
-				return EXIT_CLI;
+				die("box", "flag '%.*s' needs a value", (int)flen, t);
 			}
-			if (is_sig && (sig = parse_signal(v)) < 0) {
-				fatal("box", "bad --stop-signal '%s' (a signal name such as TERM, or a number)", v);
-				return EXIT_CLI;
-			}
-			if (is_time && (parse_u64(v, &grace) < 0 || grace > 86400)) {
-				fatal("box", "bad --stop-timeout '%s' (whole seconds, 0 to 86400)", v);
-				return EXIT_CLI;
-			}
+			if (is_sig && (sig = parse_signal(v)) < 0)
+				die("box", "bad --stop-signal '%s' (a signal name such as TERM, or a number)", v);
+			if (is_time && (parse_u64(v, &grace) < 0 || grace > 86400))
+				die("box", "bad --stop-timeout '%s' (whole seconds, 0 to 86400)", v);
 			continue;
 		}
-		if (t[0] == '-') {
-			fatal("box", "unknown flag '%.*s'", (int)flen, t);
-			return EXIT_CLI;
-		}
-		if (!box_name_valid(t)) {
-			fatal("box", "bad box name '%s'", t);
-			return EXIT_CLI;
-		}
-		if (nnames == (int)(sizeof names / sizeof names[0])) {
-			fatal("box", "too many names");
-			return EXIT_CLI;
-		}
+		if (t[0] == '-')
+			die("box", "unknown flag '%.*s'", (int)flen, t);
+		if (!box_name_valid(t))
+			die("box", "bad box name '%s'", t);
+		if (nnames == (int)(sizeof names / sizeof names[0]))
+			die("box", "too many names");
 		names[nnames++] = t;
 	}
 	if (nnames == 0) {
 		fatal("box", "missing box NAME");
-		hint("usage: kern stop [--stop-signal SIG] [--stop-timeout N] NAME...");
-		return EXIT_CLI;
+		die_hint("usage: kern stop [--stop-signal SIG] [--stop-timeout N] NAME...");
 	}
 	/* Dead records go now (box-cli.md §7.1). */
 	registry_each_all(NULL, NULL);
 	for (int i = 0; i < nnames; i++)
-		if (stop_one(names[i], sig, (long)grace * 1000))
+		if (stop_one(names[i], sig, (long)grace * 1000) < 0)
 			rc = EXIT_CLI;
 	return rc;
 }

@@ -1,7 +1,7 @@
 /* kern.toml profiles (box-cli.md §2.3): find the file, check every table
  * against what kern understands, then resolve vcpu:/vdisk:/vgpio: tokens in
- * order. Errors are CLI errors (exit 1), each naming the file and, for
- * content, the line and column. */
+ * order. Errors are CLI errors (printed here, returned as -1; the caller
+ * exits 1), each naming the file and, for content, the line and column. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -102,7 +102,7 @@ static int bad_at(const struct ctx *x, int line, int col, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	fatal("box", "%s:%d:%d: %s", x->path, line, col, msg);
-	return EXIT_CLI;
+	return -1;
 }
 
 static int want_string(const struct ctx *x, const struct toml_kv *kv)
@@ -164,7 +164,7 @@ static int check_vdisk(const struct ctx *x, const struct toml_kv *kv)
 		return get_size(x, kv, 1, &u);
 	if (strcmp(kv->key, "path") == 0) {
 		if (want_string(x, kv))
-			return EXIT_CLI;
+			return -1;
 		if (!vdisk_path_ok(kv->v.s))
 			return bad_at(x, kv->v.line, kv->v.col,
 				      "'path' must be an absolute path outside /, /proc, /sys and /dev");
@@ -172,7 +172,7 @@ static int check_vdisk(const struct ctx *x, const struct toml_kv *kv)
 	}
 	if (strcmp(kv->key, "backend") == 0) {
 		if (want_string(x, kv))
-			return EXIT_CLI;
+			return -1;
 		if (strcmp(kv->v.s, "tmpfs") != 0 && strcmp(kv->v.s, "disk") != 0)
 			return bad_at(x, kv->v.line, kv->v.col, "'backend' must be \"tmpfs\" or \"disk\"");
 		return 0;
@@ -224,7 +224,7 @@ static int check_doc(const struct ctx *x, const struct toml_doc *d)
 		if (!name)
 			return bad_at(x, t->line, t->col, "[[%s]] has no name", t->name);
 		if (want_string(x, name))
-			return EXIT_CLI;
+			return -1;
 		if (!name_valid(name->v.s))
 			return bad_at(x, name->v.line, name->v.col,
 				      "name '%s' must match [A-Za-z0-9][A-Za-z0-9._-]* (at most 63 bytes)",
@@ -239,7 +239,7 @@ static int check_doc(const struct ctx *x, const struct toml_doc *d)
 		}
 		for (int k = 0; k < t->nkv; k++)
 			if (strcmp(t->kv[k].key, "name") != 0 && check(x, &t->kv[k]))
-				return EXIT_CLI;
+				return -1;
 	}
 	return 0;
 }
@@ -283,7 +283,7 @@ static int apply_vdisk(const struct toml_table *t, const char *tok, const char *
 	copy_str(d.name, sizeof d.name, name);
 	if (!(kv = toml_get(t, "size"))) {
 		fatal("box", "profile '%s' has no size", tok);
-		return EXIT_CLI;
+		return -1;
 	}
 	if (kv->v.type == TOML_INT)
 		d.size = (uint64_t)kv->v.i;
@@ -300,12 +300,12 @@ static int apply_vdisk(const struct toml_table *t, const char *tok, const char *
 		else if (strcmp(out->vdisks[i].path, d.path) == 0) {
 			fatal("box", "profiles 'vdisk:%s' and '%s' both mount at %s", out->vdisks[i].name,
 			      tok, d.path);
-			return EXIT_CLI;
+			return -1;
 		}
 	}
 	if (slot >= PROFILES_MAX_VDISKS) {
 		fatal("box", "more than %d vdisk profiles", PROFILES_MAX_VDISKS);
-		return EXIT_CLI;
+		return -1;
 	}
 	out->vdisks[slot] = d;
 	if (slot == out->nvdisks)
@@ -321,7 +321,7 @@ static int apply_vgpio(const struct toml_table *t, const char *tok, struct profi
 		int dup = 0, fd = vgpio_open(dev, &why);
 		if (fd < 0) {
 			fatal("box", "profile '%s': refusing device '%s': %s", tok, dev, why);
-			return EXIT_CLI;
+			return -1;
 		}
 		close(fd);
 		for (int j = 0; j < out->ndevices; j++)
@@ -330,7 +330,7 @@ static int apply_vgpio(const struct toml_table *t, const char *tok, struct profi
 			continue;
 		if (out->ndevices >= PROFILES_MAX_DEVICES) {
 			fatal("box", "more than %d vgpio devices", PROFILES_MAX_DEVICES);
-			return EXIT_CLI;
+			return -1;
 		}
 		copy_str(out->devices[out->ndevices++], sizeof out->devices[0], dev);
 	}
@@ -350,13 +350,13 @@ int profiles_resolve(char *const *tokens, int ntokens, const char *config_flag,
 	for (int i = 0; i < ntokens; i++)
 		if (!profile_token_valid(tokens[i])) {
 			fatal("box", "bad profile token '%s'", tokens[i]);
-			return EXIT_CLI;
+			return -1;
 		}
 	if (find_config(config_flag, path, sizeof path, &explicit_) < 0) {
 		fatal("box", "profile '%s' is not defined in %s", tokens[0], path);
 		hint("profiles live in kern.toml ($KERN_CONFIG, --config, $XDG_CONFIG_HOME/kern/kern.toml "
 		     "or ~/.config/kern/kern.toml); see `man kern-box`");
-		return EXIT_CLI;
+		return -1;
 	}
 	copy_str(out->config_path, sizeof out->config_path, path);
 	if (toml_load(path, &doc, err, sizeof err) < 0) {
@@ -364,7 +364,7 @@ int profiles_resolve(char *const *tokens, int ntokens, const char *config_flag,
 			fatal("box", "cannot read kern.toml %s", err);
 		else
 			fatal("box", "%s", err);
-		return EXIT_CLI;
+		return -1;
 	}
 	struct ctx x = {path};
 	if ((rc = check_doc(&x, &doc)))
@@ -376,7 +376,7 @@ int profiles_resolve(char *const *tokens, int ntokens, const char *config_flag,
 		const struct toml_table *t = find_profile(&doc, kind, name);
 		if (!t) {
 			fatal("box", "profile '%s' is not defined in %s", tokens[i], path);
-			rc = EXIT_CLI;
+			rc = -1;
 		} else if (strcmp(kind, "vcpu") == 0)
 			apply_vcpu(t, out);
 		else if (strcmp(kind, "vdisk") == 0)

@@ -269,11 +269,11 @@ int image_import(const char *ref, image_fetch_fn fetch, void *ctx)
 	const char *why;
 	if (image_ref_parse(ref, &r, &why) < 0) {
 		fatal("image", "bad image reference '%s': %s", ref, why);
-		return EXIT_CLI;
+		return -1;
 	}
 	if (cache_open(&c, ref, 1) < 0)
-		return EXIT_CLI;
+		return -1;
 	int rc = replace_entry(&c, &r, fetch, ctx, NULL);
 	cache_close(&c);
-	return rc ? EXIT_CLI : 0;
+	return rc ? -1 : 0;
 }

@@ -9,7 +9,8 @@
 /* Fill rootfs_fd and render the sidecar; 0, or 1 after the error line. */
 typedef int (*image_fetch_fn)(void *ctx, int rootfs_fd, char **sidecar, size_t *slen);
 
-/* Store the image fetch produces under ref's key. 0 or EXIT_CLI. */
+/* Store the image fetch produces under ref's key. 0, or -1 after the
+ * error line. */
 int image_import(const char *ref, image_fetch_fn fetch, void *ctx);
 
 #endif

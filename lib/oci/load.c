@@ -403,7 +403,7 @@ int image_load(const char *path, const char *tag, const char *arch)
 	struct layout l;
 	struct stat st;
 	char tmpname[64] = "", root[4096], *ref_name = NULL, full[600];
-	int root_fd = -1, rc = EXIT_CLI;
+	int root_fd = -1, rc = -1;
 	const char *why;
 	struct image_ref r;
 
@@ -414,19 +414,19 @@ int image_load(const char *path, const char *tag, const char *arch)
 		arch = host_arch();
 	if (tag && image_ref_parse(tag, &r, &why) < 0) {
 		fatal("image", "bad image reference '%s': %s", tag, why);
-		return EXIT_CLI;
+		return -1;
 	}
 	if (stat(path, &st) < 0) {
-		fatal("image", "%s: %s", path, strerror(errno));
-		return EXIT_CLI;
+		fatal_errno("image", "%s", path);
+		return -1;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		l.dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	} else {
 		if (kern_dir(KDIR_CACHE, root, sizeof root, 1) < 0 ||
 		    (root_fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-			fatal("image", "cannot open the image cache directory: %s", strerror(errno));
-			return EXIT_CLI;
+			fatal_errno("image", "cannot open the image cache directory");
+			return -1;
 		}
 		snprintf(tmpname, sizeof tmpname, ".kern-load-%d", (int)getpid());
 		rmtree_at(root_fd, tmpname);

@@ -5,8 +5,8 @@
 #define KERN_IMAGELOAD_H
 
 /* Import the image at path into the cache under tag (NULL: the name the
- * archive records). arch NULL = the host's. 0, or EXIT_CLI after the
- * error line. */
+ * archive records). arch NULL = the host's. 0, or -1 after the error
+ * line. */
 int image_load(const char *path, const char *tag, const char *arch);
 
 #endif

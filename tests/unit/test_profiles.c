@@ -90,35 +90,35 @@ TEST(profiles_refuse_undefined_and_bad_tables)
 	struct profiles p;
 	char *tok[] = {"vcpu:nope"};
 	char want[256];
-	CHECK(resolve(toml, tok, 1, &p) == 1);
+	CHECK(resolve(toml, tok, 1, &p) == -1);
 	snprintf(want, sizeof want, "error: box: profile 'vcpu:nope' is not defined in %s/kern.toml\n", dir);
 	CHECK_STR(errout, want);
 	char *small[] = {"vcpu:small"};
-	CHECK(resolve("[[vcpu]]\nname = \"small\"\nmemroy = \"1g\"\n", small, 1, &p) == 1);
+	CHECK(resolve("[[vcpu]]\nname = \"small\"\nmemroy = \"1g\"\n", small, 1, &p) == -1);
 	snprintf(want, sizeof want,
 		 "error: box: %s/kern.toml:3:1: unknown key 'memroy' in [[vcpu]] (known: name, cpus, memory, pids)\n",
 		 dir);
 	CHECK_STR(errout, want);
-	CHECK(resolve("[[vcpu]]\nname = \"small\"\ncpus = \"1e3\"\n", small, 1, &p) == 1);
+	CHECK(resolve("[[vcpu]]\nname = \"small\"\ncpus = \"1e3\"\n", small, 1, &p) == -1);
 	CHECK(strstr(errout, "kern.toml:3:8: 'cpus' must be a decimal > 0") != NULL);
-	CHECK(resolve("[[vcpu]]\nname = \"small\"\nmemory = -5\n", small, 1, &p) == 1);
+	CHECK(resolve("[[vcpu]]\nname = \"small\"\nmemory = -5\n", small, 1, &p) == -1);
 	CHECK(strstr(errout, "kern.toml:3:10: 'memory' must be a size") != NULL);
-	CHECK(resolve("[[vcpu]]\nname = \"small\"\n[[vcpu]]\nname = \"small\"\n", small, 1, &p) == 1);
+	CHECK(resolve("[[vcpu]]\nname = \"small\"\n[[vcpu]]\nname = \"small\"\n", small, 1, &p) == -1);
 	CHECK(strstr(errout, "kern.toml:4:8: vcpu:small is defined twice (first at line 1)") != NULL);
-	CHECK(resolve("[vcpu]\nname = \"small\"\n", small, 1, &p) == 1);
+	CHECK(resolve("[vcpu]\nname = \"small\"\n", small, 1, &p) == -1);
 	CHECK(strstr(errout, "kern.toml:1:1: unknown table [vcpu]") != NULL);
-	CHECK(resolve("memory = \"1g\"\n", small, 1, &p) == 1);
+	CHECK(resolve("memory = \"1g\"\n", small, 1, &p) == -1);
 	CHECK(strstr(errout, "kern.toml:1:1: key 'memory' outside any table") != NULL);
-	CHECK(resolve("[[vcpu]]\ncpus = 1\n", small, 1, &p) == 1);
+	CHECK(resolve("[[vcpu]]\ncpus = 1\n", small, 1, &p) == -1);
 	CHECK(strstr(errout, "kern.toml:1:1: [[vcpu]] has no name") != NULL);
-	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"1g\"\npath = \"/dev/shm\"\n", small, 1, &p) == 1);
+	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"1g\"\npath = \"/dev/shm\"\n", small, 1, &p) == -1);
 	CHECK(strstr(errout, "'path' must be an absolute path outside") != NULL);
-	CHECK(resolve("[[vcpu]]\nname = \"small\"\ncpus = 1 x\n", small, 1, &p) == 1);
+	CHECK(resolve("[[vcpu]]\nname = \"small\"\ncpus = 1 x\n", small, 1, &p) == -1);
 	CHECK(strstr(errout, "kern.toml:3:10: expected the end of the line after the value") != NULL);
 	/* Nothing half-filled is returned on error. */
 	CHECK(!p.memory_set && p.ndevices == 0 && p.nvdisks == 0);
 	char *bad[] = {"vcpu:"};
-	CHECK(resolve(toml, bad, 1, &p) == 1);
+	CHECK(resolve(toml, bad, 1, &p) == -1);
 	CHECK_STR(errout, "error: box: bad profile token 'vcpu:'\n");
 }
 
@@ -131,11 +131,11 @@ TEST(profiles_config_lookup_order)
 	fflush(stderr);
 	int saved = dup(2), null = open("/dev/null", O_WRONLY);
 	dup2(null, 2);
-	CHECK(profiles_resolve(tok, 1, "/also/not", &p) == 1);
+	CHECK(profiles_resolve(tok, 1, "/also/not", &p) == -1);
 	unsetenv("KERN_CONFIG");
 	setenv("XDG_CONFIG_HOME", "/nonexistent-xdg", 1);
 	setenv("HOME", "/nonexistent-home", 1);
-	CHECK(profiles_resolve(tok, 1, NULL, &p) == 1);
+	CHECK(profiles_resolve(tok, 1, NULL, &p) == -1);
 	dup2(saved, 2);
 	close(saved);
 	close(null);
@@ -216,11 +216,11 @@ TEST(profiles_vgpio_refusal_names_the_device)
 {
 	struct profiles p;
 	char *tok[] = {"vgpio:nulls", "vgpio:kmsg"};
-	CHECK(resolve(toml, tok, 2, &p) == 1);
+	CHECK(resolve(toml, tok, 2, &p) == -1);
 	CHECK_STR(errout, "error: box: profile 'vgpio:kmsg': refusing device '/dev/kmsg': memory, port "
 			  "and kernel log devices are never passed to a box\n");
 	char *fd[] = {"vgpio:fd"};
-	CHECK(resolve(toml, fd, 1, &p) == 1);
+	CHECK(resolve(toml, fd, 1, &p) == -1);
 	CHECK(strstr(errout, "refusing device '/dev/fd/0': the path goes through a symlink") != NULL);
 }
 
