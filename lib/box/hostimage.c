@@ -8,11 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/diag.h"
 #include "base/path.h"
 #include "box/bindmount.h"
 #include "box/idmount.h"
 #include "box/mountutil.h"
-#include "box/report.h"
 #include "box/rootfs.h"
 
 static const char *const system_dirs[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"};
@@ -34,7 +34,7 @@ static void write_at(int dirfd, const char *root, const char *name, const char *
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	size_t n = strlen(text);
 	if (fd < 0 || write(fd, text, n) != (ssize_t)n)
-		step_fail("write %s/etc/%s: %s", root, name, strerror(errno));
+		die_setup_errno("write %s/etc/%s", root, name);
 	close(fd);
 }
 
@@ -52,7 +52,7 @@ static void mirror(int rootfd, const char *root, const struct fs_config *c, cons
 	if (S_ISLNK(st.st_mode)) {
 		ssize_t n = readlink(host, target, sizeof target - 1);
 		if (n < 0)
-			step_fail("readlink %s: %s", host, strerror(errno));
+			die_setup_errno("readlink %s", host);
 		target[n] = 0;
 		const char *slash = strrchr(rel, '/');
 		if (slash) {
@@ -60,11 +60,11 @@ static void mirror(int rootfd, const char *root, const struct fs_config *c, cons
 			snprintf(parent, sizeof parent, "%.*s", (int)(slash - rel), rel);
 			int pfd = mkdir_beneath(rootfd, parent, 0755);
 			if (pfd < 0)
-				step_fail("mkdir %s/%s: %s", root, parent, strerror(errno));
+				die_setup_errno("mkdir %s/%s", root, parent);
 			close(pfd);
 		}
 		if (symlinkat(target, rootfd, rel) < 0)
-			step_fail("symlink %s/%s: %s", root, rel, strerror(errno));
+			die_setup_errno("symlink %s/%s", root, rel);
 		return;
 	}
 	/* Read-only throughout: a separate mount under /usr (/usr/local, say)
@@ -75,15 +75,15 @@ static void mirror(int rootfd, const char *root, const struct fs_config *c, cons
 	int sfd = c->shifted ? idm_source(c->idm_fd, host, 0, &ro, &tree, &what)
 			     : open(host, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (sfd < 0)
-		step_fail("%s %s: %s", c->shifted ? what : "open", host, strerror(errno));
+		die_setup("%s %s: %s", c->shifted ? what : "open", host, strerror(errno));
 	char abs[4096];
 	snprintf(abs, sizeof abs, "/%s", rel);
 	int tfd = make_target(rootfd, abs, S_ISDIR(st.st_mode));
 	if (tfd < 0)
-		step_fail("create %s/%s: %s", root, rel, strerror(errno));
+		die_setup_errno("create %s/%s", root, rel);
 	snprintf(dst, sizeof dst, "%s/%s", root, rel);
 	if (idm_attach(sfd, tree, tfd, dst, &ro, &what) < 0)
-		step_fail("%s %s on %s: %s", what, host, dst, strerror(errno));
+		die_setup_errno("%s %s on %s", what, host, dst);
 	close(sfd);
 	close(tfd);
 }
@@ -99,10 +99,10 @@ void host_image_populate(int rootfd, const char *root, const struct fs_config *c
 	}
 	if (mkdirat(rootfd, "etc", 0755) < 0 || mkdirat(rootfd, "tmp", 01777) < 0 ||
 	    fchmodat(rootfd, "tmp", 01777, 0) < 0 || mkdirat(rootfd, "root", 0700) < 0)
-		step_fail("mkdir in %s: %s", root, strerror(errno));
+		die_setup_errno("mkdir in %s", root);
 	etc = openat(rootfd, "etc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (etc < 0)
-		step_fail("open %s/etc: %s", root, strerror(errno));
+		die_setup_errno("open %s/etc", root);
 	write_at(etc, root, "passwd",
 		 "root:x:0:0:root:/root:/bin/sh\n"
 		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", 0644);

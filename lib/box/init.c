@@ -32,7 +32,7 @@ static pid_t spawn_workload(char **argv, char **env, const sigset_t *orig)
 	pid_t child;
 	init_signal_set(&dfl);
 	if (posix_spawnattr_init(&attr) != 0)
-		step_fail("posix_spawnattr_init: %s", strerror(ENOMEM));
+		die_setup("posix_spawnattr_init: %s", strerror(ENOMEM));
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
 	posix_spawnattr_setsigmask(&attr, orig);
 	posix_spawnattr_setsigdefault(&attr, &dfl);
@@ -43,7 +43,7 @@ static pid_t spawn_workload(char **argv, char **env, const sigset_t *orig)
 	posix_spawnattr_destroy(&attr);
 	/* EAGAIN is the clone failing (no task left), not the command. */
 	if (err == EAGAIN)
-		step_fail("spawn the workload: %s", strerror(err));
+		die_setup("spawn the workload: %s", strerror(err));
 	if (err)
 		exec_fail(argv[0], err);
 	return child;
@@ -57,11 +57,11 @@ static pid_t fork_on_tty(char **argv, char **env, const sigset_t *orig, int slav
 	extern char **environ;
 	pid_t child = fork();
 	if (child < 0)
-		step_fail("fork the workload: %s", strerror(errno));
+		die_setup_errno("fork the workload");
 	if (child > 0)
 		return child;
 	if (pty_take(slave) < 0)
-		step_fail("make the box's pty the workload's terminal: %s", strerror(errno));
+		die_setup_errno("make the box's pty the workload's terminal");
 	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
 		signal(init_forwarded[i], SIG_DFL);
 	signal(SIGCHLD, SIG_DFL);
@@ -80,18 +80,17 @@ static int open_tty(const struct run_config *rc, int report_fd)
 	char why[512];
 	int master, slave;
 	if (report_fd < 0)
-		step_fail("-t needs a supervisor to relay the terminal (run under kern-wait --tty)");
+		die_setup("-t needs a supervisor to relay the terminal (run under kern-wait --tty)");
 	int dir = pty_devpts_dir();
 	if (dir < 0)
-		step_fail("-t: /dev/pts in the box is not a devpts of its own (run under kern-fs --tty): %s",
-			  strerror(errno));
+		die_setup_errno("-t: /dev/pts in the box is not a devpts of its own (run under kern-fs --tty)");
 	long uid = rc->ld.user_set ? (long)rc->ld.uid : -1;
 	if (pty_open(dir, 0, uid, &master, &slave, why, sizeof why) < 0)
-		step_fail("-t: %s", why);
+		die_setup("-t: %s", why);
 	close(dir);
 	char tag = PTY_TAG;
 	if (send_fds(report_fd, &tag, 1, &master, 1) < 0)
-		step_fail("-t: cannot hand the pty to the supervisor: %s", strerror(errno));
+		die_setup_errno("-t: cannot hand the pty to the supervisor");
 	close(master);
 	return slave;
 }
@@ -160,9 +159,9 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 	 * supervisor. Then init's namespaces go to the supervisor, for kern
 	 * exec (boxns.h). */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		step_fail("prctl(PR_SET_DUMPABLE, 0): %s", strerror(errno));
+		die_setup_errno("prctl(PR_SET_DUMPABLE, 0)");
 	if (report_fd >= 0 && box_ns_send(report_fd) < 0)
-		step_fail("cannot hand the box's namespaces to the supervisor: %s", strerror(errno));
+		die_setup_errno("cannot hand the box's namespaces to the supervisor");
 	if (rc->tty)
 		keep[3] = open_tty(rc, report_fd);
 	/* 29-32: rlimits, AppArmor, capabilities and user, no_new_privs, seccomp. */
@@ -171,7 +170,7 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 		_exit(EXIT_SETUP);
 	}
 	if (!seccomp_installed())
-		step_fail("the seccomp filter is not installed in PID 1; refusing to run the workload");
+		die_setup("the seccomp filter is not installed in PID 1; refusing to run the workload");
 	/* /proc/1/cmdline is readable by everything in the box: kern's argv
 	 * (host paths of binds, the applet chain) goes. */
 	proctitle_set("kern-init");

@@ -67,13 +67,13 @@ static int single_map(const char *proc, const struct ns_config *cfg)
 	snprintf(path, sizeof path, "%s/uid_map", proc);
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->uid);
 	if (write_small_file(path, map) < 0) {
-		setup_failed("write %s: %s", path, strerror(errno));
+		setup_failed_errno("write %s", path);
 		return EXIT_SETUP;
 	}
 	snprintf(path, sizeof path, "%s/gid_map", proc);
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->gid);
 	if (write_small_file(path, map) < 0) {
-		setup_failed("write %s: %s", path, strerror(errno));
+		setup_failed_errno("write %s", path);
 		return EXIT_SETUP;
 	}
 	return 0;
@@ -249,7 +249,7 @@ static int shifted_map(pid_t target, const struct ns_config *cfg, int *ranged)
 			return 0;
 		}
 	}
-	setup_failed("write %s (%s): %s", path, map, strerror(errno));
+	setup_failed_errno("write %s (%s)", path, map);
 	return EXIT_SETUP;
 }
 
@@ -358,13 +358,13 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 	}
 	if (cfg->range && have_range(cfg, &r)) {
 		if (pipe2(go, O_CLOEXEC) < 0) {
-			setup_failed("pipe: %s", strerror(errno));
+			setup_failed_errno("pipe");
 			return EXIT_SETUP;
 		}
 		pid_t self = getpid();
 		writer = fork();
 		if (writer < 0) {
-			setup_failed("fork id-map writer: %s", strerror(errno));
+			setup_failed_errno("fork id-map writer");
 			return EXIT_SETUP;
 		}
 		if (writer == 0) {

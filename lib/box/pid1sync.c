@@ -8,7 +8,6 @@
 #include "box/idmount.h"
 #include "box/ns.h"
 #include "box/pid1sync.h"
-#include "box/report.h"
 #include "box/supervise.h"
 #include "egress/egress.h"
 
@@ -20,7 +19,7 @@ void pid1sync_wait(int sock, int shifted, int egress)
 	if (read(sock, &b, 1) != 1 || b != 'm')
 		_exit(EXIT_SETUP);
 	if (shifted && ns_become_root(&what) < 0)
-		step_fail("%s in the box's user namespace: %s", what, strerror(errno));
+		die_setup_errno("%s in the box's user namespace", what);
 	/* The uid change cleared the parent-death signal for a moment. */
 	if (shifted && peer_closed(sock))
 		_exit(EXIT_SETUP);
@@ -63,7 +62,7 @@ int pid1sync_serve(int sock, pid_t pid1, const struct ns_config *nc, int egress,
 	if (ns_shifted(nc) && idm_serve(sock, pid1, nc, s) < 0) {
 		if (errno == ECANCELED && s && s->stopped)
 			return SUPERVISE_STOPPED;
-		setup_failed("serving PID 1's idmapped mounts: %s", strerror(errno));
+		setup_failed_errno("serving PID 1's idmapped mounts");
 		return EXIT_SETUP;
 	}
 	return 0;

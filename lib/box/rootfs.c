@@ -25,7 +25,6 @@
 #include "box/idmount.h"
 #include "box/mountutil.h"
 #include "box/pty.h"
-#include "box/report.h"
 #include "box/rootfs.h"
 
 #define NOSUID_NODEV (MS_NOSUID | MS_NODEV)
@@ -102,18 +101,18 @@ static int mount_layer(const struct fs_config *c, char *scratch, size_t len)
 	snprintf(disk, sizeof disk, "%s", scratch);
 	snprintf(sub, sizeof sub, "%s/upper", disk);
 	if (stat(sub, &up) < 0)
-		step_fail("stat %s: %s", sub, strerror(errno));
+		die_setup_errno("stat %s", sub);
 	if (c->shifted ? (layer = attach_tmpfs(disk, c->disk, &what)) < 0
 		       : mount("tmpfs", disk, "tmpfs", NOSUID_NODEV,
 			       tmpfs_opts(opts, sizeof opts, "0700", c->disk)) < 0)
-		step_fail("%s (the writable layer) on %s: %s", what, c->scratch, strerror(errno));
+		die_setup_errno("%s (the writable layer) on %s", what, c->scratch);
 	if (layer >= 0)
 		fd_path(layer, scratch, len);
 	/* The test build can play such a kernel. */
 	if ((setxattr(scratch, "user.kern", "", 0, 0) < 0 && (errno == EOPNOTSUPP || errno == ENOTSUP)) ||
 	    test_flag("KERN_TEST_NO_TMPFS_XATTR")) {
 		if (umount2(scratch, MNT_DETACH) < 0)
-			step_fail("umount %s: %s", c->scratch, strerror(errno));
+			die_setup_errno("umount %s", c->scratch);
 		if (layer >= 0)
 			close(layer);
 		snprintf(scratch, len, "%s", disk);
@@ -126,7 +125,7 @@ static int mount_layer(const struct fs_config *c, char *scratch, size_t len)
 		mode_t mode = i == 1 ? (up.st_mode & 07777) : 0700;
 		/* chmod after mkdir: the umask must not narrow the upper's mode. */
 		if (mkdir(sub, mode) < 0 || chmod(sub, mode) < 0)
-			step_fail("mkdir %s: %s", sub, strerror(errno));
+			die_setup_errno("mkdir %s", sub);
 	}
 	return layer;
 }
@@ -148,12 +147,12 @@ static int idmapped_lower(const struct fs_config *c, const char *scratch)
 	int tree, fd;
 	int src = idm_source(c->idm_fd, c->lower, 1, &ro, &tree, &what);
 	if (src < 0)
-		step_fail("%s %s: %s", what, c->lower, strerror(errno));
+		die_setup_errno("%s %s", what, c->lower);
 	snprintf(at, sizeof at, "%s/lower", scratch);
 	if (mkdir(at, 0700) < 0 || (fd = open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		step_fail("mkdir %s: %s", at, strerror(errno));
+		die_setup_errno("mkdir %s", at);
 	if (idm_attach(src, tree, fd, at, &ro, &what) < 0)
-		step_fail("%s %s on %s: %s", what, c->lower, at, strerror(errno));
+		die_setup_errno("%s %s on %s", what, c->lower, at);
 	close(src);
 	close(fd);
 	/* Through the path, which now crosses into the attached tree. */
@@ -172,7 +171,7 @@ static void mount_root(const struct fs_config *c, const char *scratch, const cha
 		/* The root is a tmpfs already: --disk sizes it. */
 		if (mount("tmpfs", merged, "tmpfs", NOSUID_NODEV,
 			  tmpfs_opts(opts, sizeof opts, "0755", c->disk)) < 0)
-			step_fail("mount tmpfs on %s: %s", merged, strerror(errno));
+			die_setup_errno("mount tmpfs on %s", merged);
 		return;
 	case ROOT_BIND: {
 		/* Writable, and nosuid,nodev on every submount of DIR too. */
@@ -181,12 +180,12 @@ static void mount_root(const struct fs_config *c, const char *scratch, const cha
 		int tree;
 		lfd = idm_source(idm_fd(c), c->lower, 0, &rw, &tree, &what);
 		if (lfd < 0)
-			step_fail("%s %s: %s", what, c->lower, strerror(errno));
+			die_setup_errno("%s %s", what, c->lower);
 		ufd = open(merged, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (ufd < 0)
-			step_fail("open %s: %s", merged, strerror(errno));
+			die_setup_errno("open %s", merged);
 		if (idm_attach(lfd, tree, ufd, merged, &rw, &what) < 0)
-			step_fail("%s %s on %s: %s", what, c->lower, merged, strerror(errno));
+			die_setup_errno("%s %s on %s", what, c->lower, merged);
 		close(lfd);
 		close(ufd);
 		return;
@@ -201,23 +200,23 @@ static void mount_root(const struct fs_config *c, const char *scratch, const cha
 	 * path, and nothing can be swapped in between. */
 	lfd = c->shifted ? idmapped_lower(c, scratch) : open_nofollow_abs(c->lower);
 	if (lfd < 0)
-		step_fail("open overlay lower %s: %s", c->lower, strerror(errno));
+		die_setup_errno("open overlay lower %s", c->lower);
 	snprintf(sub, sizeof sub, "%s/upper", scratch);
 	ufd = open(sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	snprintf(sub, sizeof sub, "%s/work", scratch);
 	wfd = open(sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (ufd < 0 || wfd < 0)
-		step_fail("open %s: %s", sub, strerror(errno));
+		die_setup_errno("open %s", sub);
 	snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s%s", fd_path(lfd, lo, sizeof lo),
 		 fd_path(ufd, up, sizeof up), fd_path(wfd, wk, sizeof wk),
 		 ",userxattr");
 	if (mount("overlay", merged, "overlay", NOSUID_NODEV, opts) < 0) {
 		int e = errno;
 		if (e == EINVAL)
-			step_fail("mount overlay on %s: %s (is the scratch directory %s itself on "
+			die_setup("mount overlay on %s: %s (is the scratch directory %s itself on "
 				  "overlayfs? nested overlay upper directories are refused by the kernel)",
 				  merged, strerror(e), c->scratch);
-		step_fail("mount overlay on %s (lower %s): %s", merged, c->lower, strerror(e));
+		die_setup("mount overlay on %s (lower %s): %s", merged, c->lower, strerror(e));
 	}
 	close(lfd);
 	close(ufd);
@@ -237,11 +236,11 @@ static void copy_resolv_conf(int rootfd, const char *root)
 		return;
 	int etc = mkdir_beneath(rootfd, "etc", 0755);
 	if (etc < 0)
-		step_fail("mkdir %s/etc: %s", root, strerror(errno));
+		die_setup_errno("mkdir %s/etc", root);
 	(void)unlinkat(etc, "resolv.conf", 0);
 	int out = openat(etc, "resolv.conf", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (out < 0 || write(out, buf, (size_t)n) != n)
-		step_fail("write %s/etc/resolv.conf: %s", root, strerror(errno));
+		die_setup_errno("write %s/etc/resolv.conf", root);
 	close(out);
 	close(etc);
 }
@@ -249,7 +248,7 @@ static void copy_resolv_conf(int rootfd, const char *root)
 static void mkdir_in(int rootfd, const char *root, const char *rel, mode_t mode)
 {
 	if (mkdirat(rootfd, rel, mode) < 0 && errno != EEXIST)
-		step_fail("mkdir %s/%s: %s", root, rel, strerror(errno));
+		die_setup_errno("mkdir %s/%s", root, rel);
 }
 
 /* Bind the host's device node /dev/<name> onto a new file at path. */
@@ -258,11 +257,11 @@ static void bind_node(const char *path, const char *name)
 	char host[32];
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (fd < 0)
-		step_fail("create %s: %s", path, strerror(errno));
+		die_setup_errno("create %s", path);
 	close(fd);
 	snprintf(host, sizeof host, "/dev/%s", name);
 	if (mount(host, path, NULL, MS_BIND, NULL) < 0)
-		step_fail("bind %s on %s: %s", host, path, strerror(errno));
+		die_setup_errno("bind %s on %s", host, path);
 }
 
 /* -t: a devpts instance of the box's own (never the host's ptys), the
@@ -275,10 +274,10 @@ static void build_pts(const char *dev)
 	snprintf(path, sizeof path, "%s/pts", dev);
 	if (mkdir(path, 0755) < 0 ||
 	    mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC, PTY_DEVPTS_OPTS) < 0)
-		step_fail("mount devpts on %s: %s", path, strerror(errno));
+		die_setup_errno("mount devpts on %s", path);
 	snprintf(path, sizeof path, "%s/ptmx", dev);
 	if (symlink("pts/ptmx", path) < 0)
-		step_fail("symlink %s: %s", path, strerror(errno));
+		die_setup_errno("symlink %s", path);
 	snprintf(path, sizeof path, "%s/tty", dev);
 	bind_node(path, "tty");
 }
@@ -297,7 +296,7 @@ static int build_dev(int rootfd, const char *root, int read_only, int tty)
 	/* An image /dev that is a symlink or a file is removed first (MNT-9). */
 	if (fstatat(rootfd, "dev", &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
 	    unlinkat(rootfd, "dev", 0) < 0)
-		step_fail("unlink %s/dev: %s", root, strerror(errno));
+		die_setup_errno("unlink %s/dev", root);
 	mkdir_in(rootfd, root, "dev", 0755);
 	/* The tmpfs goes on the directory reached without following a link,
 	 * and everything in it is then made through the tmpfs's own
@@ -308,7 +307,7 @@ static int build_dev(int rootfd, const char *root, int read_only, int tty)
 	const char *what = "open";
 	int devfd = dirfd < 0 ? -1 : tmpfs_at(dirfd, "mode=0755,size=64k,nr_inodes=64", MS_NOSUID, &what);
 	if (devfd < 0)
-		step_fail("%s %s/dev: %s", what, root, strerror(errno));
+		die_setup_errno("%s %s/dev", what, root);
 	close(dirfd);
 	fd_path(devfd, dev, sizeof dev);
 	test_phase("pid1-dev");
@@ -319,7 +318,7 @@ static int build_dev(int rootfd, const char *root, int read_only, int tty)
 	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
 		snprintf(path, sizeof path, "%s/%s", dev, links[i][0]);
 		if (symlink(links[i][1], path) < 0)
-			step_fail("symlink %s: %s", path, strerror(errno));
+			die_setup_errno("symlink %s", path);
 	}
 	/* /dev/shm and /dev/mqueue stay writable under --ro (clients put
 	 * POSIX semaphores and queues there: isolation.md §4.1, "Writable
@@ -327,11 +326,11 @@ static int build_dev(int rootfd, const char *root, int read_only, int tty)
 	snprintf(path, sizeof path, "%s/shm", dev);
 	if (mkdir(path, 01777) < 0 ||
 	    mount("tmpfs", path, "tmpfs", NOSUID_NODEV | MS_NOEXEC, "mode=1777") < 0)
-		step_fail("mount tmpfs on %s: %s", path, strerror(errno));
+		die_setup_errno("mount tmpfs on %s", path);
 	snprintf(path, sizeof path, "%s/mqueue", dev);
 	if (mkdir(path, 0755) < 0 ||
 	    mount("mqueue", path, "mqueue", NOSUID_NODEV | MS_NOEXEC, NULL) < 0)
-		step_fail("mount mqueue on %s: %s", path, strerror(errno));
+		die_setup_errno("mount mqueue on %s", path);
 	if (tty)
 		build_pts(dev);
 	(void)read_only;
@@ -358,7 +357,7 @@ static void apply_binds(int rootfd, const char *root, const struct fs_config *c)
 	const struct bind_spec **order = calloc((size_t)c->nbinds + 1, sizeof(const struct bind_spec *));
 	char dst[4096];
 	if (!order)
-		step_fail("out of memory");
+		die_setup("out of memory");
 	for (int i = 0; i < c->nbinds; i++)
 		order[i] = &c->binds[i];
 	qsort(order, (size_t)c->nbinds, sizeof(const struct bind_spec *), by_depth);
@@ -373,16 +372,16 @@ static void apply_binds(int rootfd, const char *root, const struct fs_config *c)
 		 * the supervisor walks it the same way. */
 		int sfd = idm_source(idm_fd(c), b->src, 0, &o, &tree, &what);
 		if (sfd < 0 && idm_fd(c) >= 0)
-			step_fail("bind source %s: %s: %s", b->src, what, strerror(errno));
+			die_setup_errno("bind source %s: %s", b->src, what);
 		if (sfd < 0 || fstat(sfd, &st) < 0)
-			step_fail("bind source %s: %s", b->src, strerror(errno));
+			die_setup_errno("bind source %s", b->src);
 		int tfd = make_target(rootfd, b->dst, S_ISDIR(st.st_mode));
 		if (tfd < 0)
-			step_fail("bind target %s: %s%s", b->dst, strerror(errno),
+			die_setup("bind target %s: %s%s", b->dst, strerror(errno),
 				  errno == ELOOP ? " (a component is a symlink in the box root)" : "");
 		snprintf(dst, sizeof dst, "%s%s", root, b->dst);
 		if (idm_attach(sfd, tree, tfd, dst, &o, &what) < 0)
-			step_fail("%s %s on %s: %s", what, b->src, b->dst, strerror(errno));
+			die_setup_errno("%s %s on %s", what, b->src, b->dst);
 		close(sfd);
 		close(tfd);
 	}
@@ -407,12 +406,12 @@ static void mount_tmpfs(int rootfd, const char *root, const char *dst, uint64_t 
 		struct stat st;
 		if (fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
 		    unlinkat(cur, c, 0) < 0)
-			step_fail("unlink %s%s: %s", root, dst, strerror(errno));
+			die_setup_errno("unlink %s%s", root, dst);
 		if (mkdirat(cur, c, 0755) < 0 && errno != EEXIST)
-			step_fail("mkdir %s in %s: %s", c, dst, strerror(errno));
+			die_setup_errno("mkdir %s in %s", c, dst);
 		int next = openat(cur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0)
-			step_fail("open %s in %s: %s", c, dst, strerror(errno));
+			die_setup_errno("open %s in %s", c, dst);
 		close(cur);
 		cur = next;
 		*e = save;
@@ -421,7 +420,7 @@ static void mount_tmpfs(int rootfd, const char *root, const char *dst, uint64_t 
 	/* On the directory the walk ended on, not on its name again. */
 	if (cur < 0 || mount("tmpfs", fd_path(cur, path, sizeof path), "tmpfs", NOSUID_NODEV,
 			     tmpfs_opts(opts, sizeof opts, "1777", size)) < 0)
-		step_fail("mount tmpfs on %s%s: %s", root, dst, strerror(errno));
+		die_setup_errno("mount tmpfs on %s%s", root, dst);
 	close(cur);
 }
 
@@ -434,15 +433,15 @@ static void bind_devices(int rootfd, const char *root, const struct fs_config *c
 		const char *what;
 		int sfd = open_nofollow_abs(p);
 		if (sfd < 0 || fstat(sfd, &st) < 0 || !S_ISCHR(st.st_mode))
-			step_fail("vgpio device %s: %s", p, sfd < 0 ? strerror(errno) : "not a character device");
+			die_setup("vgpio device %s: %s", p, sfd < 0 ? strerror(errno) : "not a character device");
 		int tfd = make_target(rootfd, p, 0);
 		if (tfd < 0)
-			step_fail("vgpio target %s: %s", p, strerror(errno));
+			die_setup_errno("vgpio target %s", p);
 		snprintf(dst, sizeof dst, "%s%s", root, p);
 		/* A device bind must keep dev; it still gets nosuid. */
 		const struct bind_opts o = {.dev = 1};
 		if (bind_fd(sfd, tfd, dst, &o, &what) < 0)
-			step_fail("%s %s: %s", what, p, strerror(errno));
+			die_setup_errno("%s %s", what, p);
 		close(sfd);
 		close(tfd);
 	}
@@ -460,7 +459,7 @@ static void mask_binds(int proc, const char *const *names, size_t n, int src, co
 		if (fd < 0)
 			continue;
 		if (bind_fd(src < 0 ? fd : src, fd, path, o, &what) < 0)
-			step_fail("mask %s: %s: %s", path, what, strerror(errno));
+			die_setup_errno("mask %s: %s", path, what);
 		close(fd);
 	}
 }
@@ -482,10 +481,10 @@ static void mask_proc(int proc, int null)
 	struct stat st;
 
 	if (fstat(null, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
-		step_fail("the /dev/null kern made is not the null device 1:3 - refusing to mask /proc with it");
+		die_setup("the /dev/null kern made is not the null device 1:3 - refusing to mask /proc with it");
 	int fd = openat(proc, "sys", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || bind_fd(fd, fd, "/proc/sys", &ro, &what) < 0)
-		step_fail("read-only bind of /proc/sys: %s", strerror(errno));
+		die_setup_errno("read-only bind of /proc/sys");
 	close(fd);
 	mask_binds(proc, ro_self, sizeof ro_self / sizeof ro_self[0], -1, &ro);
 	mask_binds(proc, null_over, sizeof null_over / sizeof null_over[0], null, &dev);
@@ -495,7 +494,7 @@ static void mask_proc(int proc, int null)
 			continue;
 		int t = tmpfs_at(fd, "size=0,mode=0555", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, &what);
 		if (t < 0)
-			step_fail("empty tmpfs over %s: %s: %s", path, what, strerror(errno));
+			die_setup_errno("empty tmpfs over %s: %s", path, what);
 		close(t);
 		close(fd);
 	}
@@ -510,9 +509,9 @@ static int proc_verified(void)
 	struct stat st;
 	int fd = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		step_fail("open /proc in the box: %s (was it replaced while the box was built?)", strerror(errno));
+		die_setup("open /proc in the box: %s (was it replaced while the box was built?)", strerror(errno));
 	if (fstatfs(fd, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC || fstat(fd, &st) < 0 || st.st_ino != 1)
-		step_fail("/proc in the box is not the root of the procfs kern mounted (was it replaced while "
+		die_setup("/proc in the box is not the root of the procfs kern mounted (was it replaced while "
 			  "the box was built?) - refusing");
 	return fd;
 }
@@ -524,7 +523,7 @@ static void dev_verified(int devfd)
 	int fd = open("/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &got) < 0 || fstat(devfd, &want) < 0 || got.st_dev != want.st_dev ||
 	    got.st_ino != want.st_ino)
-		step_fail("/dev in the box is not the tmpfs kern made (was it replaced while the box was "
+		die_setup("/dev in the box is not the tmpfs kern made (was it replaced while the box was "
 			  "built?) - refusing");
 	close(fd);
 }
@@ -534,14 +533,14 @@ static void lo_up(void)
 	struct ifreq ifr;
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
-		step_fail("socket(AF_INET): %s", strerror(errno));
+		die_setup_errno("socket(AF_INET)");
 	memset(&ifr, 0, sizeof ifr);
 	strcpy(ifr.ifr_name, "lo");
 	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-		step_fail("ioctl(SIOCGIFFLAGS, lo): %s", strerror(errno));
+		die_setup_errno("ioctl(SIOCGIFFLAGS, lo)");
 	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
 	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-		step_fail("ioctl(SIOCSIFFLAGS, lo): %s", strerror(errno));
+		die_setup_errno("ioctl(SIOCSIFFLAGS, lo)");
 	close(s);
 }
 
@@ -552,13 +551,13 @@ static void enter_workdir(const char *workdir)
 		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		int fd = root < 0 ? -1 : mkdir_beneath(root, w, 0755);
 		if (fd < 0 || fchdir(fd) < 0)
-			step_fail("workdir %s: %s", w, strerror(errno));
+			die_setup_errno("workdir %s", w);
 		close(fd);
 		close(root);
 		return;
 	}
 	if (chdir("/") < 0)
-		step_fail("chdir /: %s", strerror(errno));
+		die_setup_errno("chdir /");
 }
 
 void fs_build(const struct fs_config *c)
@@ -572,20 +571,20 @@ void fs_build(const struct fs_config *c)
 	 * still could (see fs_config), and unshare carries that into the new
 	 * namespace, where it is reached through /proc/self/fd. */
 	if (unshare(CLONE_NEWNS) < 0)
-		step_fail("unshare(CLONE_NEWNS): %s", strerror(errno));
+		die_setup_errno("unshare(CLONE_NEWNS)");
 	(void)unshare(CLONE_NEWCGROUP);
 	/* 18 */
 	if (sethostname(c->hostname, strnlen(c->hostname, 64)) < 0)
-		step_fail("sethostname: %s", strerror(errno));
+		die_setup_errno("sethostname");
 	/* 19: nothing below may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		step_fail("make / private: %s", strerror(errno));
+		die_setup_errno("make / private");
 	/* 20 */
 	snprintf(scratch, sizeof scratch, "%s", c->scratch);
 	if (c->shifted) {
 		here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (here < 0)
-			step_fail("open the scratch directory %s: %s", c->scratch, strerror(errno));
+			die_setup_errno("open the scratch directory %s", c->scratch);
 		fd_path(here, scratch, sizeof scratch);
 	}
 	if (c->root == ROOT_OVERLAY)
@@ -594,7 +593,7 @@ void fs_build(const struct fs_config *c)
 	mount_root(c, scratch, merged);
 	rootfd = open(merged, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (rootfd < 0)
-		step_fail("open %s: %s", merged, strerror(errno));
+		die_setup_errno("open %s", merged);
 	if (c->root == ROOT_HOST)
 		host_image_populate(rootfd, merged, c);
 	else if (c->net_host && c->root == ROOT_OVERLAY)
@@ -613,30 +612,30 @@ void fs_build(const struct fs_config *c)
 	int fd = openat(rootfd, "proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || mount("proc", fd_path(fd, path, sizeof path), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			    NULL) < 0)
-		step_fail("mount proc on %s/proc: %s", merged, strerror(errno));
+		die_setup_errno("mount proc on %s/proc", merged);
 	close(fd);
 	if (c->cgroup2) {
 		fd = mkdir_beneath(rootfd, "sys/fs/cgroup", 0755);
 		if (fd < 0 || mount("cgroup2", fd_path(fd, path, sizeof path), "cgroup2",
 				    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-			step_fail("mount cgroup2 on %s/sys/fs/cgroup: %s", merged, strerror(errno));
+			die_setup_errno("mount cgroup2 on %s/sys/fs/cgroup", merged);
 		close(fd);
 	}
 	/* The mask source, taken now from kern's own /dev tmpfs. */
 	int null = openat(devfd, "null", O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (null < 0)
-		step_fail("open %s/dev/null: %s", merged, strerror(errno));
+		die_setup_errno("open %s/dev/null", merged);
 	test_phase("pid1-before-pivot");
 	/* 23: pivot, then detach the old root: a surviving old root would expose
 	 * the host. */
 	if (fchdir(rootfd) < 0)
-		step_fail("chdir %s: %s", merged, strerror(errno));
+		die_setup_errno("chdir %s", merged);
 	if (syscall(SYS_pivot_root, ".", ".") < 0)
-		step_fail("pivot_root %s: %s", merged, strerror(errno));
+		die_setup_errno("pivot_root %s", merged);
 	if (umount2(".", MNT_DETACH) < 0)
-		step_fail("detach the old root: %s", strerror(errno));
+		die_setup_errno("detach the old root");
 	if (chdir("/") < 0)
-		step_fail("chdir /: %s", strerror(errno));
+		die_setup_errno("chdir /");
 	close(rootfd);
 	if (here >= 0)
 		close(here);
@@ -653,9 +652,9 @@ void fs_build(const struct fs_config *c)
 	/* 25 */
 	if (c->read_only) {
 		if (remount_ro("/", MS_NOSUID | MS_NODEV) < 0)
-			step_fail("remount / read-only: %s", strerror(errno));
+			die_setup_errno("remount / read-only");
 		if (remount_ro("/dev", MS_NOSUID) < 0)
-			step_fail("remount /dev read-only: %s", strerror(errno));
+			die_setup_errno("remount /dev read-only");
 	}
 	/* 26 */
 	enter_workdir(c->workdir);

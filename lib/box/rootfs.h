@@ -5,7 +5,7 @@
 #include "box/box.h"
 
 /* Steps 17-27 in the calling process (PID 1 of the box, in its user and
- * pid namespaces). Every failure ends the process through step_fail()
+ * pid namespaces). Every failure ends the process through die_setup()
  * (125); on return the process is chrooted in the new root with cwd at
  * the workdir. */
 void fs_build(const struct fs_config *cfg);

@@ -291,7 +291,7 @@ int supervise(struct supervisor *s)
 
 	if (pipe2(status_p, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report_p) < 0) {
-		setup_failed("pipe: %s", strerror(errno));
+		setup_failed_errno("pipe");
 		alive_fail();
 		return EXIT_SETUP;
 	}
@@ -314,7 +314,7 @@ int supervise(struct supervisor *s)
 		close(report_p[0]);
 		diag_status_fd = status_p[1];
 		if (!placed && cg_join(s->cg) < 0)
-			step_fail("cannot join the box cgroup: %s", strerror(errno));
+			die_setup_errno("cannot join the box cgroup");
 		/* 16: die with the supervisor; if it is already gone, stop here. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		struct pollfd pp = {.fd = report_p[1], .events = POLLIN};
@@ -325,7 +325,7 @@ int supervise(struct supervisor *s)
 		 * kill(0, ...) from the box never meet (box-cli.md §2). The
 		 * supervisor stays where the caller put it. */
 		if (setsid() < 0)
-			step_fail("setsid: %s", strerror(errno));
+			die_setup_errno("setsid");
 		sigprocmask(SIG_SETMASK, &orig, NULL);
 		if (s->started_fd >= 0)
 			close(s->started_fd);

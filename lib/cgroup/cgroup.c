@@ -260,7 +260,7 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 		 * after the limits: use_hierarchy only changes while childless. */
 		for (int i = 0; cg->version == 1 && i < cg->nh; i++)
 			if (cg_leaf_make(&cg->h[i]) < 0) {
-				setup_failed("cgroup: mkdir %s/%s: %s", cg->h[i].dir, CG_LEAF, strerror(errno));
+				setup_failed_errno("cgroup: mkdir %s/%s", cg->h[i].dir, CG_LEAF);
 				remove_all(cg);
 				close_fds(cg);
 				box_free(cg);
@@ -326,7 +326,7 @@ int cg_open(const char *name, pid_t supervisor, const struct cg_limits *req, str
 		cg->nh = 0;
 	for (int i = 0; cg->version == 1 && i < cg->nh; i++)
 		if (cg_leaf_open(&cg->h[i]) < 0) {
-			setup_failed("cgroup: %s/%s: %s", cg->h[i].dir, CG_LEAF, strerror(errno));
+			setup_failed_errno("cgroup: %s/%s", cg->h[i].dir, CG_LEAF);
 			close_fds(cg);
 			box_free(cg);
 			return EXIT_SETUP;

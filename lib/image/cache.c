@@ -27,14 +27,14 @@ int cache_open(struct cache *c, const char *ref, int create)
 	if (kern_dir(KDIR_CACHE, c->root, sizeof c->root, create) < 0) {
 		if (!create)
 			return 0;
-		fatal("image", "cannot create the image cache directory: %s", strerror(errno));
+		fatal_errno("image", "cannot create the image cache directory");
 		return -1;
 	}
 	c->root_fd = open(c->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (c->root_fd < 0) {
 		if (!create && errno == ENOENT)
 			return 0;
-		fatal("image", "open %s: %s", c->root, strerror(errno));
+		fatal_errno("image", "open %s", c->root);
 		return -1;
 	}
 	return 0;
@@ -129,7 +129,7 @@ int cache_lock(const struct cache *c)
 		}
 		while (flock(fd, LOCK_EX) < 0)
 			if (errno != EINTR) {
-				fatal("image", "flock %s/%s: %s", c->root, name, strerror(errno));
+				fatal_errno("image", "flock %s/%s", c->root, name);
 				close(fd);
 				return -1;
 			}

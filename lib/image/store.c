@@ -65,12 +65,12 @@ static int pull_into(const struct cache *c, const char *dir, image_fetch_fn fetc
 		     char **sidecar, size_t *slen)
 {
 	if (mkdirat(c->root_fd, dir, 0755) < 0) {
-		fatal("image", "mkdir %s/%s: %s", c->root, dir, strerror(errno));
+		fatal_errno("image", "mkdir %s/%s", c->root, dir);
 		return 1;
 	}
 	int fd = openat(c->root_fd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		fatal("image", "open %s/%s: %s", c->root, dir, strerror(errno));
+		fatal_errno("image", "open %s/%s", c->root, dir);
 		rmtree_at(c->root_fd, dir);
 		return 1;
 	}
@@ -89,14 +89,14 @@ static int write_sidecars(const struct cache *c, const struct image_ref *r, cons
 	cache_name(c, ".image", name, sizeof name);
 	test_phase("pull-sidecar");
 	if (cache_write_file(c, name, sidecar, slen) < 0) {
-		fatal("image", "write %s/%s: %s", c->root, name, strerror(errno));
+		fatal_errno("image", "write %s/%s", c->root, name);
 		return 1;
 	}
 	test_phase("pull-ok");
 	cache_name(c, ".ok", name, sizeof name);
 	int n = canonical_line(r, line, sizeof line);
 	if (cache_write_file(c, name, line, (size_t)n) < 0) {
-		fatal("image", "write %s/%s: %s", c->root, name, strerror(errno));
+		fatal_errno("image", "write %s/%s", c->root, name);
 		return 1;
 	}
 	return 0;
@@ -144,7 +144,7 @@ static int pull_missing(const struct cache *c, const char *ref, const struct ima
 	}
 	/* Sidecars go first: from here on the entry reads as incomplete. */
 	if (unlink_sidecars(c) < 0 || rmtree_at(c->root_fd, c->key) < 0) {
-		fatal("image", "cannot clear %s/%s: %s", c->root, c->key, strerror(errno));
+		fatal_errno("image", "cannot clear %s/%s", c->root, c->key);
 		goto out;
 	}
 	struct pull_ctx pc = {ref, r, arch};
@@ -185,7 +185,7 @@ static int replace_entry(const struct cache *c, const struct image_ref *r, image
 	if (pull_into(c, fresh, fetch, ctx, &sidecar, &slen) != 0)
 		goto out;
 	if (unlink_sidecars(c) < 0) {
-		fatal("image", "cannot clear the sidecars of %s/%s: %s", c->root, c->key, strerror(errno));
+		fatal_errno("image", "cannot clear the sidecars of %s/%s", c->root, c->key);
 		rmtree_at(c->root_fd, fresh);
 		goto out;
 	}
@@ -194,7 +194,7 @@ static int replace_entry(const struct cache *c, const struct image_ref *r, image
 			rmtree_at(c->root_fd, fresh);
 	} else if (errno == ENOENT) {
 		if (renameat(c->root_fd, fresh, c->root_fd, c->key) < 0) {
-			fatal("image", "rename %s/%s: %s", c->root, fresh, strerror(errno));
+			fatal_errno("image", "rename %s/%s", c->root, fresh);
 			rmtree_at(c->root_fd, fresh);
 			goto out;
 		}
@@ -202,7 +202,7 @@ static int replace_entry(const struct cache *c, const struct image_ref *r, image
 		/* No RENAME_EXCHANGE here: two renames, the old copy first. */
 		if (renameat(c->root_fd, c->key, c->root_fd, old) < 0 ||
 		    renameat(c->root_fd, fresh, c->root_fd, c->key) < 0) {
-			fatal("image", "rename %s/%s: %s", c->root, fresh, strerror(errno));
+			fatal_errno("image", "rename %s/%s", c->root, fresh);
 			rmtree_at(c->root_fd, fresh);
 			goto out;
 		}

@@ -132,7 +132,7 @@ static char *manifest_blob(struct layout *l, const char *digest, size_t *len)
 	snprintf(rel, sizeof rel, "blobs/sha256/%s", digest_hex(digest));
 	char *b = read_small(l->dir_fd, rel, MANIFEST_MAX, len);
 	if (!b) {
-		fatal("image", "%s: %s: %s", l->path, rel, strerror(errno));
+		fatal_errno("image", "%s: %s", l->path, rel);
 		return NULL;
 	}
 	sha256_sum(b, *len, sum);
@@ -155,7 +155,7 @@ static int oci_pick(struct layout *l, const char *tag, const char *arch, char **
 	char *idx = read_small(l->dir_fd, "index.json", INDEX_MAX, &len);
 	*ref_name = NULL;
 	if (!idx) {
-		fatal("image", "%s: index.json: %s", l->path, strerror(errno));
+		fatal_errno("image", "%s: index.json", l->path);
 		return -1;
 	}
 	if (json_parse(&j, idx, len, INDEX_MAX, JSON_DEPTH, &why) < 0) {
@@ -259,7 +259,7 @@ static int docker_pick(struct layout *l, char **ref_name)
 	char *mj = read_small(l->dir_fd, "manifest.json", INDEX_MAX, &len);
 	*ref_name = NULL;
 	if (!mj) {
-		fatal("image", "%s: manifest.json: %s", l->path, strerror(errno));
+		fatal_errno("image", "%s: manifest.json", l->path);
 		return -1;
 	}
 	if (json_parse(&j, mj, len, INDEX_MAX, JSON_DEPTH, &why) < 0 || !json_is_array(&j, 0) ||
@@ -296,7 +296,7 @@ static int docker_pick(struct layout *l, char **ref_name)
 	uint64_t size;
 	strcpy(l->docker_path[0], cfg_rel);
 	if (hash_file(l->dir_fd, cfg_rel, l->docker_digest[0], &size) < 0) {
-		fatal("image", "%s: %s: %s", l->path, cfg_rel, strerror(errno));
+		fatal_errno("image", "%s: %s", l->path, cfg_rel);
 		free(m);
 		goto out;
 	}
@@ -358,14 +358,14 @@ static int untar_input(const char *path, int into_fd)
 			*slash = 0;
 			int d = mkdir_beneath(into_fd, rel, 0700);
 			if (d < 0) {
-				fatal("image", "%s: mkdir %s: %s", path, rel, strerror(errno));
+				fatal_errno("image", "%s: mkdir %s", path, rel);
 				goto out;
 			}
 			close(d);
 		}
 		int fd = open_beneath(into_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0) {
-			fatal("image", "%s: create %s: %s", path, name, strerror(errno));
+			fatal_errno("image", "%s: create %s", path, name);
 			goto out;
 		}
 		const void *buf;
@@ -432,14 +432,14 @@ int image_load(const char *path, const char *tag, const char *arch)
 		rmtree_at(root_fd, tmpname);
 		if (mkdirat(root_fd, tmpname, 0700) < 0 ||
 		    (l.dir_fd = openat(root_fd, tmpname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-			fatal("image", "mkdir %s/%s: %s", root, tmpname, strerror(errno));
+			fatal_errno("image", "mkdir %s/%s", root, tmpname);
 			goto out;
 		}
 		if (untar_input(path, l.dir_fd) < 0)
 			goto out;
 	}
 	if (l.dir_fd < 0) {
-		fatal("image", "open %s: %s", path, strerror(errno));
+		fatal_errno("image", "open %s", path);
 		goto out;
 	}
 	if (faccessat(l.dir_fd, "index.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&

@@ -23,13 +23,13 @@ int runtime_prepare(const char *root)
 {
 	char sub[PATH_MAX];
 	if (private_dir(root) < 0) {
-		setup_failed("mkdir %s: %s", root, strerror(errno));
+		setup_failed_errno("mkdir %s", root);
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
 		snprintf(sub, sizeof sub, "%s/%s", root, children[i]);
 		if (private_dir(sub) < 0) {
-			setup_failed("mkdir %s: %s", sub, strerror(errno));
+			setup_failed_errno("mkdir %s", sub);
 			return -1;
 		}
 	}
@@ -39,7 +39,7 @@ int runtime_prepare(const char *root)
 int runtime_root(char *out, size_t len)
 {
 	if (kern_dir(KDIR_RUNTIME, out, len, 1) < 0) {
-		setup_failed("cannot create kern's runtime directory: %s", strerror(errno));
+		setup_failed_errno("cannot create kern's runtime directory");
 		return -1;
 	}
 	return runtime_prepare(out);
@@ -245,7 +245,7 @@ int registry_claim(const char *runtime, const struct box_record *rec)
 
 	lfd = lock_name(runtime, rec->name);
 	if (lfd < 0) {
-		setup_failed("lock %s/claims/%s.lock: %s", runtime, rec->name, strerror(errno));
+		setup_failed_errno("lock %s/claims/%s.lock", runtime, rec->name);
 		return EXIT_SETUP;
 	}
 	record_path(path, sizeof path, runtime, rec->name);
@@ -264,7 +264,7 @@ int registry_claim(const char *runtime, const struct box_record *rec)
 	/* A dead, malformed or half-written leftover: only a dead writer leaves one. */
 	unlink(path);
 	if (write_record(runtime, rec, tmp, sizeof tmp) < 0) {
-		setup_failed("write %s: %s", tmp, strerror(errno));
+		setup_failed_errno("write %s", tmp);
 		rc = EXIT_SETUP;
 		goto out;
 	}
@@ -607,11 +607,11 @@ int scratch_create(const char *runtime, const char *name, int overlay, int upper
 	static const char *const subs[] = {"merged", "upper", "work"};
 	char sub[PATH_MAX];
 	if (scratch_path(runtime, name, out, len) < 0) {
-		setup_failed("no scratch directory off overlayfs: %s", strerror(errno));
+		setup_failed_errno("no scratch directory off overlayfs");
 		return -1;
 	}
 	if (mkdir(out, 0700) < 0) {
-		setup_failed("mkdir %s: %s", out, strerror(errno));
+		setup_failed_errno("mkdir %s", out);
 		return -1;
 	}
 	for (int i = 0; i < (overlay ? 3 : 1); i++) {
@@ -619,7 +619,7 @@ int scratch_create(const char *runtime, const char *name, int overlay, int upper
 		mode_t mode = i == 1 && upper_open ? 0755 : 0700;
 		/* chmod after mkdir: the umask must not narrow the upper's mode. */
 		if (mkdir(sub, mode) < 0 || chmod(sub, mode) < 0) {
-			setup_failed("mkdir %s: %s", sub, strerror(errno));
+			setup_failed_errno("mkdir %s", sub);
 			return -1;
 		}
 	}
@@ -632,7 +632,7 @@ int scratch_create(const char *runtime, const char *name, int overlay, int upper
 			continue;
 		snprintf(sub, sizeof sub, "%s%s%s", out, i < 0 ? "" : "/", i < 0 ? "" : subs[i]);
 		if (lchown(sub, (uid_t)owner->ubase, (gid_t)owner->gbase) < 0) {
-			setup_failed("chown %s: %s", sub, strerror(errno));
+			setup_failed_errno("chown %s", sub);
 			return -1;
 		}
 	}
