@@ -110,8 +110,11 @@ void cg_note_failure(struct cg_box *cg, enum cg_ctl c, const struct cg_hier *h, 
 int cg_cpulist_equal(const char *a, const char *b);
 /* The hierarchy serving c, or NULL. */
 struct cg_hier *cg_hier_of(struct cg_box *cg, enum cg_ctl c);
-/* Walk from h->dir up to the mount: 1 when file reads at or below want in
- * the box or any ancestor. */
+/* Walk from h->dir up to the mount: 1 when holds(dirfd, arg) is true for
+ * the box's cgroup or an ancestor (dirfd an O_PATH descriptor of it): a
+ * cap set above the box binds it too (a MemoryMax= on a delegated slice). */
+int cg_any_up(const struct cg_hier *h, int (*holds)(int dirfd, const void *arg), const void *arg);
+/* cg_any_up() of: file reads at or below want. */
 int cg_capped_up(const struct cg_hier *h, const char *file, uint64_t want);
 
 /* cgroup/sweep.c */

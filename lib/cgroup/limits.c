@@ -70,16 +70,15 @@ struct cg_hier *cg_hier_of(struct cg_box *cg, enum cg_ctl c)
 	return NULL;
 }
 
-int cg_capped_up(const struct cg_hier *h, const char *file, uint64_t want)
+int cg_any_up(const struct cg_hier *h, int (*holds)(int dirfd, const void *arg), const void *arg)
 {
 	char dir[PATH_MAX];
 	size_t mlen = strlen(h->mount);
 	snprintf(dir, sizeof dir, "%s", h->dir);
 	for (;;) {
-		uint64_t v;
 		int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd >= 0) {
-			int ok = cg_read_u64(fd, file, &v) == 0 && cg_caps(v, want);
+			int ok = holds(fd, arg);
 			close(fd);
 			if (ok)
 				return 1;
@@ -89,4 +88,22 @@ int cg_capped_up(const struct cg_hier *h, const char *file, uint64_t want)
 			return 0;
 		*slash = 0;
 	}
+}
+
+struct file_cap {
+	const char *file;
+	uint64_t want;
+};
+
+static int file_caps(int dirfd, const void *arg)
+{
+	const struct file_cap *c = arg;
+	uint64_t v;
+	return cg_read_u64(dirfd, c->file, &v) == 0 && cg_caps(v, c->want);
+}
+
+int cg_capped_up(const struct cg_hier *h, const char *file, uint64_t want)
+{
+	struct file_cap c = {file, want};
+	return cg_any_up(h, file_caps, &c);
 }

@@ -65,28 +65,13 @@ void cg_v1_apply(struct cg_box *cg)
 	}
 }
 
-/* cpu: quota/period of the box or any ancestor at or below the request. */
-static int cpu_capped_up(const struct cg_hier *h, uint64_t quota)
+/* cpu: quota/period of a cgroup at or below the request (cg_any_up()). */
+static int cpu_caps(int dirfd, const void *arg)
 {
-	char dir[PATH_MAX];
-	size_t mlen = strlen(h->mount);
-	snprintf(dir, sizeof dir, "%s", h->dir);
-	for (;;) {
-		uint64_t q, p;
-		int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0) {
-			int ok = cg_read_u64(fd, "cpu.cfs_quota_us", &q) == 0 &&
-				 cg_read_u64(fd, "cpu.cfs_period_us", &p) == 0 && q != CG_UNLIMITED &&
-				 p > 0 && q * CG_PERIOD_US <= quota * p;
-			close(fd);
-			if (ok)
-				return 1;
-		}
-		char *slash = strrchr(dir, '/');
-		if (!slash || (size_t)(slash - dir) < mlen)
-			return 0;
-		*slash = 0;
-	}
+	uint64_t quota = *(const uint64_t *)arg, q, p;
+	return cg_read_u64(dirfd, "cpu.cfs_quota_us", &q) == 0 &&
+	       cg_read_u64(dirfd, "cpu.cfs_period_us", &p) == 0 && q != CG_UNLIMITED && p > 0 &&
+	       q * CG_PERIOD_US <= quota * p;
 }
 
 unsigned cg_v1_verify(struct cg_box *cg)
@@ -109,7 +94,7 @@ unsigned cg_v1_verify(struct cg_box *cg)
 	if ((h = cg_hier_of(cg, CG_PIDS)) && cg_read_u64(h->fd, "pids.max", &v) == 0 &&
 	    cg_caps(v, cg->pids))
 		ok |= CG_BIT(CG_PIDS);
-	if (cg->cpu_quota && (h = cg_hier_of(cg, CG_CPU)) && cpu_capped_up(h, cg->cpu_quota))
+	if (cg->cpu_quota && (h = cg_hier_of(cg, CG_CPU)) && cg_any_up(h, cpu_caps, &cg->cpu_quota))
 		ok |= CG_BIT(CG_CPU);
 	if (cg->cpuset[0] && (h = cg_hier_of(cg, CG_CPUSET)) &&
 	    cg_read(h->fd, "cpuset.cpus", buf, sizeof buf) > 0 && cg_cpulist_equal(buf, cg->cpuset))

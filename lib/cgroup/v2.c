@@ -67,26 +67,11 @@ static int cpu_max(int dirfd, uint64_t *q, uint64_t *p)
 	return 0;
 }
 
-static int cpu_capped_up(const struct cg_hier *h, uint64_t quota)
+/* cpu.max of a cgroup at or below the request (cg_any_up()). */
+static int cpu_caps(int dirfd, const void *arg)
 {
-	char dir[PATH_MAX];
-	size_t mlen = strlen(h->mount);
-	snprintf(dir, sizeof dir, "%s", h->dir);
-	for (;;) {
-		uint64_t q, p;
-		int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0) {
-			int ok = cpu_max(fd, &q, &p) == 0 && q != CG_UNLIMITED &&
-				 q * CG_PERIOD_US <= quota * p;
-			close(fd);
-			if (ok)
-				return 1;
-		}
-		char *slash = strrchr(dir, '/');
-		if (!slash || (size_t)(slash - dir) < mlen)
-			return 0;
-		*slash = 0;
-	}
+	uint64_t quota = *(const uint64_t *)arg, q, p;
+	return cpu_max(dirfd, &q, &p) == 0 && q != CG_UNLIMITED && q * CG_PERIOD_US <= quota * p;
 }
 
 unsigned cg_v2_verify(struct cg_box *cg)
@@ -105,7 +90,7 @@ unsigned cg_v2_verify(struct cg_box *cg)
 	if ((h->ctls & CG_BIT(CG_PIDS)) && cg_read_u64(h->fd, "pids.max", &v) == 0 &&
 	    cg_caps(v, cg->pids))
 		ok |= CG_BIT(CG_PIDS);
-	if (cg->cpu_quota && cpu_capped_up(h, cg->cpu_quota))
+	if (cg->cpu_quota && cg_any_up(h, cpu_caps, &cg->cpu_quota))
 		ok |= CG_BIT(CG_CPU);
 	if (cg->cpuset[0] && (h->ctls & CG_BIT(CG_CPUSET)) &&
 	    cg_read(h->fd, "cpuset.cpus", buf, sizeof buf) > 0 && cg_cpulist_equal(buf, cg->cpuset))
