@@ -8,6 +8,20 @@
 
 #include "base/parse.h"
 
+int name_ok(const char *s, size_t max)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n == 0 || n > max)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
+			return 0;
+	}
+	return 1;
+}
+
 int parse_u64(const char *s, unsigned long long *out)
 {
 	unsigned long long v = 0;

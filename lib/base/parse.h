@@ -3,7 +3,14 @@
 #ifndef KERN_PARSE_H
 #define KERN_PARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+/* [A-Za-z0-9][A-Za-z0-9_.-]*, 1 to max bytes: the names kern puts in paths
+ * and records (boxes, box-cli.md §2: 64; kern.toml profiles: 63). NULL is
+ * not one. */
+int name_ok(const char *s, size_t max);
+#define BOX_NAME_MAX 64
 
 /* Plain decimal digits only. */
 int parse_u64(const char *s, unsigned long long *out);

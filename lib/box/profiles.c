@@ -20,39 +20,17 @@
 /* ^(vcpu|vgpio|vdisk):[A-Za-z0-9][A-Za-z0-9._-]*$, checked by hand: it runs
  * for every bare word of `kern box`, and compiling a regex there cost more
  * than the rest of the command-line parsing. */
-static int ascii_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
 int profile_token_valid(const char *tok)
 {
 	static const char *const kinds[] = {"vcpu:", "vgpio:", "vdisk:"};
-	const char *p = NULL;
-	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !p; i++)
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		if (strncmp(tok, kinds[i], strlen(kinds[i])) == 0)
-			p = tok + strlen(kinds[i]);
-	if (!p || !ascii_alnum(*p))
-		return 0;
-	for (p++; *p; p++)
-		if (!ascii_alnum(*p) && *p != '.' && *p != '_' && *p != '-')
-			return 0;
-	return 1;
+			return name_ok(tok + strlen(kinds[i]), SIZE_MAX);
+	return 0;
 }
 
-static int name_valid(const char *s)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > 63)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-')))
-			return 0;
-	}
-	return 1;
-}
+/* A [[vcpu]], [[vdisk]] or [[vgpio]] table's name. */
+#define PROFILE_NAME_MAX 63
 
 static void copy_str(char *out, size_t len, const char *s)
 {
@@ -225,7 +203,7 @@ static int check_doc(const struct ctx *x, const struct toml_doc *d)
 			return bad_at(x, t->line, t->col, "[[%s]] has no name", t->name);
 		if (want_string(x, name))
 			return -1;
-		if (!name_valid(name->v.s))
+		if (!name_ok(name->v.s, PROFILE_NAME_MAX))
 			return bad_at(x, name->v.line, name->v.col,
 				      "name '%s' must match [A-Za-z0-9][A-Za-z0-9._-]* (at most 63 bytes)",
 				      name->v.s);

@@ -15,6 +15,7 @@
 
 #include "base/diag.h"
 #include "base/env.h"
+#include "base/parse.h"
 #include "base/path.h"
 #include "cgroup/box.h"
 #include "cgroup/io.h"
@@ -23,20 +24,6 @@
 _Static_assert(CG_HAS_MEMORY == CG_BIT(CG_MEMORY) && CG_HAS_PIDS == CG_BIT(CG_PIDS) &&
 		       CG_HAS_CPU == CG_BIT(CG_CPU) && CG_HAS_CPUSET == CG_BIT(CG_CPUSET),
 	       "cgroup/cgroup.h and cgroup/layout.h agree on controller bits");
-
-static int name_ok(const char *name)
-{
-	size_t n = name ? strlen(name) : 0;
-	if (n == 0 || n > 64)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
-			return 0;
-	}
-	return 1;
-}
 
 /* A cg_box is ~80 KiB, mostly PATH_MAX buffers of which a few bytes are
  * used. Fresh anonymous pages are already zero and cost nothing until
@@ -231,7 +218,7 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 		setup_failed("cgroup: out of memory");
 		return EXIT_SETUP;
 	}
-	if (!name_ok(name)) {
+	if (!name_ok(name, BOX_NAME_MAX)) {
 		setup_failed("cgroup: bad box name '%s'", name ? name : "");
 		box_free(cg);
 		return EXIT_SETUP;
@@ -319,7 +306,7 @@ int cg_open(const char *name, pid_t supervisor, const struct cg_limits *req, str
 		setup_failed("cgroup: out of memory");
 		return EXIT_SETUP;
 	}
-	if (name_ok(name) && cg_detect(&l) == 0 && l.version && cg_find(cg, &l, name, supervisor) == 0 &&
+	if (name_ok(name, BOX_NAME_MAX) && cg_detect(&l) == 0 && l.version && cg_find(cg, &l, name, supervisor) == 0 &&
 	    cg->nh > 0)
 		cg->enforced = cg->version == 2 ? cg_v2_verify(cg) : cg_v1_verify(cg);
 	else

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/diag.h"
+#include "base/parse.h"
 #include "base/xdg.h"
 #include "box/box.h"
 #include "state/records.h"
@@ -47,16 +48,7 @@ int runtime_root(char *out, size_t len)
 
 int box_name_valid(const char *name)
 {
-	size_t n = strlen(name);
-	if (n < 1 || n > 64)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
-			return 0;
-	}
-	return 1;
+	return name_ok(name, BOX_NAME_MAX);
 }
 
 /* Start time (field 22) and state (field 3) of pid; 0 when it is gone. */

@@ -1,4 +1,5 @@
 #include <stdint.h>
+#include <string.h>
 
 #include "base/parse.h"
 #include "base/path.h"
@@ -93,4 +94,21 @@ TEST(path_checks)
 	CHECK(path_is_under("/a", "/a"));
 	CHECK(!path_is_under("/ab", "/a"));
 	CHECK(path_is_under("/x", "/"));
+}
+
+/* Box and profile names (box-cli.md §2 NAME): one grammar, a length each. */
+TEST(name_ok_grammar_and_length)
+{
+	char n64[66];
+	memset(n64, 'a', 65);
+	n64[65] = 0;
+	CHECK(!name_ok(n64, BOX_NAME_MAX));
+	n64[64] = 0;
+	CHECK(name_ok(n64, BOX_NAME_MAX));
+	CHECK(!name_ok(n64, 63));
+	CHECK(name_ok("a", BOX_NAME_MAX) && name_ok("A0_.-", BOX_NAME_MAX));
+	CHECK(!name_ok("", BOX_NAME_MAX) && !name_ok(NULL, BOX_NAME_MAX));
+	CHECK(!name_ok(".a", BOX_NAME_MAX) && !name_ok("-a", BOX_NAME_MAX) && !name_ok("_a", BOX_NAME_MAX));
+	CHECK(!name_ok("a/b", BOX_NAME_MAX) && !name_ok("a b", BOX_NAME_MAX) && !name_ok("a\n", BOX_NAME_MAX));
+	CHECK(!name_ok("\xc3\xa9", BOX_NAME_MAX));
 }
