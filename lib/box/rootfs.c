@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/diag.h"
+#include "base/netlo.h"
 #include "base/path.h"
 #include "base/testhook.h"
 #include "box/bindmount.h"
@@ -528,22 +529,6 @@ static void dev_verified(int devfd)
 	close(fd);
 }
 
-static void lo_up(void)
-{
-	struct ifreq ifr;
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		die_setup_errno("socket(AF_INET)");
-	memset(&ifr, 0, sizeof ifr);
-	strcpy(ifr.ifr_name, "lo");
-	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-		die_setup_errno("ioctl(SIOCGIFFLAGS, lo)");
-	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-		die_setup_errno("ioctl(SIOCSIFFLAGS, lo)");
-	close(s);
-}
-
 static void enter_workdir(const char *workdir)
 {
 	const char *w = workdir && *workdir ? workdir : "/";
@@ -659,6 +644,7 @@ void fs_build(const struct fs_config *c)
 	/* 26 */
 	enter_workdir(c->workdir);
 	/* 27 */
-	if (!c->net_host)
-		lo_up();
+	const char *call;
+	if (!c->net_host && lo_up(&call) < 0)
+		die_setup_errno("%s", call);
 }

@@ -26,6 +26,7 @@
 #include "base/diag.h"
 #include "base/env.h"
 #include "base/fdutil.h"
+#include "base/netlo.h"
 #include "base/parse.h"
 #include "cgroup/cgroup.h"
 #include "egress/egress.h"
@@ -231,23 +232,6 @@ int egress_start(const struct egress_config *cfg, int *ctl)
 	return failed("the proxy exited during start-up");
 }
 
-/* PID 1 brings lo up as well (isolation.md §2.6 step 27); doing it here
- * makes the listener reachable as soon as it exists. Best effort. */
-static void lo_up(void)
-{
-	struct ifreq ifr;
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return;
-	memset(&ifr, 0, sizeof ifr);
-	memcpy(ifr.ifr_name, "lo", 3);
-	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
-		ifr.ifr_flags |= IFF_UP;
-		(void)ioctl(s, SIOCSIFFLAGS, &ifr);
-	}
-	close(s);
-}
-
 /* Sends one byte, and fd when >= 0. */
 static int send_fd(int ctl, char what, int fd)
 {
@@ -295,14 +279,35 @@ int egress_listen(int *stage)
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	(void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	*stage = EGRESS_LISTEN_BIND;
-	if (bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 4096) < 0) {
+	int ok = bind(s, (struct sockaddr *)&a, sizeof a) == 0 && listen(s, 4096) == 0;
+	/* PID 1 brings lo up too (isolation.md §2.6 step 27); here it makes
+	 * the listener reachable as soon as it exists. A lo that will not come
+	 * up fails the proxy closed (no outbound), as PID 1 then fails the box. */
+	const char *call;
+	if (ok) {
+		*stage = EGRESS_LISTEN_LO;
+		ok = lo_up(&call) == 0;
+	}
+	if (!ok) {
 		int e = errno;
 		close(s);
 		errno = e;
 		return -1;
 	}
-	lo_up();
 	return s;
+}
+
+/* What egress_listen() was doing at stage, for the warning. */
+static const char *listen_step(int stage)
+{
+	switch (stage) {
+	case EGRESS_LISTEN_SOCKET:
+		return "socket in the box network namespace";
+	case EGRESS_LISTEN_BIND:
+		return "listen on 127.0.0.1:3128 in the box network namespace";
+	default:
+		return "bring lo up in the box network namespace";
+	}
 }
 
 int egress_hand_over(int ctl, int listener, int stage, int err)
@@ -313,11 +318,7 @@ int egress_hand_over(int ctl, int listener, int stage, int err)
 		return -1;
 	}
 	if (listener < 0)
-		return abandon(ctl,
-			       stage == EGRESS_LISTEN_SOCKET ?
-				       "socket in the box network namespace" :
-				       "listen on 127.0.0.1:3128 in the box network namespace",
-			       err);
+		return abandon(ctl, listen_step(stage), err);
 	int sent = send_fd(ctl, 'L', listener);
 	int e = errno;
 	close(listener);

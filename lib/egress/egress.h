@@ -66,7 +66,7 @@ int egress_attach(int ctl);
  * the proxy: it hands the listener over (closing it), or, when listener
  * is -1, gives up with the warning above for stage and err. Returns as
  * egress_attach(). */
-enum { EGRESS_LISTEN_SOCKET, EGRESS_LISTEN_BIND };
+enum { EGRESS_LISTEN_SOCKET, EGRESS_LISTEN_BIND, EGRESS_LISTEN_LO };
 int egress_listen(int *stage);
 int egress_hand_over(int ctl, int listener, int stage, int err);
 
