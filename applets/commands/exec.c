@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "base/applet.h"
+#include "base/clock.h"
 #include "base/diag.h"
 #include "base/env.h"
 #include "base/fdutil.h"
@@ -109,12 +110,6 @@ struct exec_run {
 	int slave;			/* -t: the command's terminal; -1 */
 	sigset_t orig;
 };
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
 
 /* A path inside the state directory st (a kern_runtime_each callback). */
 static int under_dir(const char *st, void *real)

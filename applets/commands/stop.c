@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/applet.h"
+#include "base/clock.h"
 #include "base/diag.h"
 #include "base/parse.h"
 #include "box/init.h"
@@ -67,12 +68,6 @@ static int forwarded_by_init(int sig)
 		if (init_forwarded[i] == sig)
 			return 1;
 	return 0;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
 }
 
 /* Reported, and the other names are still stopped: -1. */

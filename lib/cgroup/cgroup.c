@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/diag.h"
 #include "base/env.h"
 #include "base/parse.h"
@@ -80,20 +81,6 @@ static void close_fds(struct cg_box *cg)
 		close(cg->oom_efd);
 		cg->oom_efd = -1;
 	}
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
 /* Escape what would break a one-line record: %, space, control bytes. */

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/fdutil.h"
 #include "egress/head.h"
 #include "egress/match.h"
@@ -85,13 +86,6 @@ static char *const *allow_list;
 static int allow_n;
 static char scratch[16384];
 static char fwd[UP_SIZE];	/* a plain request's head as forwarded */
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Event data: kind, the slot's generation, the slot. */
 static uint64_t tag(enum kind k, unsigned idx, unsigned gen)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/env.h"
 #include "base/version.h"
 #include "oci/http.h"
@@ -21,13 +22,6 @@ void http_global_init(void)
 		curl_global_init(CURL_GLOBAL_DEFAULT);
 		done = 1;
 	}
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int buf_append(struct http *h, const char *p, size_t n)

@@ -3,6 +3,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/diag.h"
 #include "oci/progress.h"
 
@@ -12,13 +13,6 @@ static struct {
 	uint64_t before;	/* bytes of earlier layers, for the rate */
 	int layer;
 } p;
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void progress_begin(int nlayers)
 {
