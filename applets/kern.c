@@ -41,11 +41,6 @@ const struct applet *applet_find(const char *name)
 	return NULL;
 }
 
-int applet_not_built(const char *name)
-{
-	die("box", "'%s' is not built yet in kern %s", name, KERN_VERSION);
-}
-
 static int list(void)
 {
 	fputs(usage, stdout);

@@ -16,7 +16,4 @@ struct applet {
 /* The applet called name, or NULL. */
 const struct applet *applet_find(const char *name);
 
-/* For applets whose step is not in this build yet: says so, exit 1. */
-int applet_not_built(const char *name);
-
 #endif

@@ -1,6 +1,5 @@
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,13 +28,6 @@ int cg_write(int dirfd, const char *file, const char *s)
 		return -1;
 	}
 	return 0;
-}
-
-int cg_write_u64(int dirfd, const char *file, uint64_t v)
-{
-	char buf[24];
-	snprintf(buf, sizeof buf, "%" PRIu64, v);
-	return cg_write(dirfd, file, buf);
 }
 
 long cg_read(int dirfd, const char *file, char *buf, size_t len)

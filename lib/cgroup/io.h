@@ -12,7 +12,6 @@
 
 /* Write s to dirfd/file. Returns 0 or -1 with errno. */
 int cg_write(int dirfd, const char *file, const char *s);
-int cg_write_u64(int dirfd, const char *file, uint64_t v);
 /* Read up to len-1 bytes, trailing newline removed. Returns length or -1. */
 long cg_read(int dirfd, const char *file, char *buf, size_t len);
 /* A number, "max" or v1's near-2^63 "unlimited" (CG_UNLIMITED). */

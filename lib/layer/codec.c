@@ -251,11 +251,6 @@ void codec_diff_id(struct layer_codec *c, unsigned char out[32])
 	sha256_peek(&c->sha, out);
 }
 
-enum layer_codec_kind codec_kind(const struct layer_codec *c)
-{
-	return c->kind;
-}
-
 const char *codec_magic_hex(const struct layer_codec *c)
 {
 	return c->magic[0] ? c->magic : "empty";

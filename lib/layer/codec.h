@@ -29,7 +29,6 @@ ssize_t codec_read(struct layer_codec *c, unsigned char *buf, size_t len, char *
  * codec_read returned 0). */
 void codec_diff_id(struct layer_codec *c, unsigned char out[32]);
 
-enum layer_codec_kind codec_kind(const struct layer_codec *c);
 /* The magic's first bytes as hex, for "unknown format" messages. */
 const char *codec_magic_hex(const struct layer_codec *c);
 
