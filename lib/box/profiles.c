@@ -151,8 +151,14 @@ static int check_vdisk(const struct ctx *x, const struct toml_kv *kv)
 	if (strcmp(kv->key, "backend") == 0) {
 		if (want_string(x, kv))
 			return -1;
-		if (strcmp(kv->v.s, "tmpfs") != 0 && strcmp(kv->v.s, "disk") != 0)
-			return bad_at(x, kv->v.line, kv->v.col, "'backend' must be \"tmpfs\" or \"disk\"");
+		/* A loop-mounted disk is not built: refused rather than quietly
+		 * served by a tmpfs the caller did not ask for. */
+		if (strcmp(kv->v.s, "disk") == 0)
+			return bad_at(x, kv->v.line, kv->v.col,
+				      "backend = \"disk\" is not supported by this kern (a vdisk is a tmpfs "
+				      "charged to the box's memory cap); use \"tmpfs\" or leave 'backend' out");
+		if (strcmp(kv->v.s, "tmpfs") != 0)
+			return bad_at(x, kv->v.line, kv->v.col, "'backend' must be \"tmpfs\"");
 		return 0;
 	}
 	return bad_at(x, kv->line, kv->col,
@@ -271,7 +277,6 @@ static int apply_vdisk(const struct toml_table *t, const char *tok, const char *
 		copy_str(d.path, sizeof d.path, kv->v.s);
 	else
 		snprintf(d.path, sizeof d.path, "/vdisk/%s", name);
-	d.disk_backend = (kv = toml_get(t, "backend")) && strcmp(kv->v.s, "disk") == 0;
 	for (int i = 0; i < out->nvdisks; i++) {
 		if (strcmp(out->vdisks[i].name, name) == 0)
 			slot = i; /* named again: the later token wins */

@@ -14,7 +14,6 @@ struct vdisk {
 	char name[64];
 	uint64_t size;		/* bytes */
 	char path[256];		/* inside the box; default /vdisk/<name> */
-	int disk_backend;	/* backend = "disk" (root only: ext4 on a loop file) */
 };
 
 struct profiles {

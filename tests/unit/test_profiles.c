@@ -54,7 +54,7 @@ static const char toml[] =
 	"[[vcpu]]\nname = \"small\"\ncpus = 0.5\nmemory = \"256m\"\npids = 64\n"
 	"[[vcpu]]\nname = \"big\"\ncpus = \"2\"\nmemory = 1073741824\n"
 	"[[vdisk]]\nname = \"scratch\"\nsize = \"1g\"\n"
-	"[[vdisk]]\nname = \"data\"\nsize = 4096\npath = \"/data\"\nbackend = \"disk\"\n"
+	"[[vdisk]]\nname = \"data\"\nsize = 4096\npath = \"/data\"\nbackend = \"tmpfs\"\n"
 	"[[vgpio]]\nname = \"nulls\"\ndevices = [\"/dev/null\", \"/dev/full\", \"/dev/null\"]\n"
 	"[[vgpio]]\nname = \"kmsg\"\ndevices = [\"/dev/kmsg\"]\n"
 	"[[vgpio]]\nname = \"fd\"\ndevices = [\"/dev/fd/0\"]\n"
@@ -72,8 +72,8 @@ TEST(profiles_resolve_in_order_later_wins)
 	CHECK(p.pids_set && p.pids == 64);
 	CHECK(p.nvdisks == 2);
 	CHECK_STR(p.vdisks[0].path, "/vdisk/scratch");
-	CHECK(p.vdisks[0].size == 1ULL << 30 && !p.vdisks[0].disk_backend);
-	CHECK(p.vdisks[1].size == 4096 && p.vdisks[1].disk_backend);
+	CHECK(p.vdisks[0].size == 1ULL << 30);
+	CHECK(p.vdisks[1].size == 4096);
 	CHECK(p.ndevices == 2);
 	profiles_devices_line(&p, line, sizeof line);
 	CHECK_STR(line, "devices: /dev/null,/dev/full");
@@ -113,6 +113,14 @@ TEST(profiles_refuse_undefined_and_bad_tables)
 	CHECK(strstr(errout, "kern.toml:1:1: [[vcpu]] has no name") != NULL);
 	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"1g\"\npath = \"/dev/shm\"\n", small, 1, &p) == -1);
 	CHECK(strstr(errout, "'path' must be an absolute path outside") != NULL);
+	/* No loop-mounted disk is built: backend = "disk" is refused, not
+	 * served by a tmpfs. */
+	char *d[] = {"vdisk:d"};
+	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"1g\"\nbackend = \"disk\"\n", d, 1, &p) == -1);
+	CHECK(strstr(errout, "kern.toml:4:11: backend = \"disk\" is not supported by this kern") != NULL);
+	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"1g\"\nbackend = \"ext4\"\n", d, 1, &p) == -1);
+	CHECK(strstr(errout, "kern.toml:4:11: 'backend' must be \"tmpfs\"") != NULL);
+	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"1g\"\nbackend = \"tmpfs\"\n", d, 1, &p) == 0);
 	CHECK(resolve("[[vcpu]]\nname = \"small\"\ncpus = 1 x\n", small, 1, &p) == -1);
 	CHECK(strstr(errout, "kern.toml:3:10: expected the end of the line after the value") != NULL);
 	/* Nothing half-filled is returned on error. */
