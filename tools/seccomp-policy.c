@@ -161,7 +161,7 @@ static int in_moby(const char *name)
 	return 0;
 }
 
-/* §6.3 steps 2-3: moby's allow names minus the 35. */
+/* isolation.md §6.3 steps 2-3: moby's allow names minus the 35. */
 enum cls classify(const char *name)
 {
 	if (in_list(kill_set, COUNT(kill_set), name))
@@ -257,7 +257,7 @@ static int cmp_int(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* §6.3 step 4: resolve per architecture, sort, deduplicate. */
+/* isolation.md §6.3 step 4: resolve per architecture, sort, deduplicate. */
 void resolve(int a, struct sets *s)
 {
 	const struct table *t = &pinned[a];
@@ -402,7 +402,7 @@ static scmp_filter_ctx new_program(int a, uint32_t fallthrough)
 	if (seccomp_arch_native() != arches[a].scmp &&
 	    (rc = seccomp_arch_remove(ctx, SCMP_ARCH_NATIVE)) < 0)
 		die("libseccomp: removing the native arch: %s", strerror(-rc));
-	/* §6.2 step 1: any other architecture (the i386 int 0x80 path) is
+	/* isolation.md §6.2 step 1: any other architecture (the i386 int 0x80 path) is
 	 * killed; libseccomp applies the same action to the x32 range. */
 	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
 	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0 ||
@@ -411,7 +411,8 @@ static scmp_filter_ctx new_program(int a, uint32_t fallthrough)
 	return ctx;
 }
 
-/* One program: the §6.2 prologue, then the mode's table (§6.3). */
+/* One program: the isolation.md §6.2 prologue, then the mode's
+ * table (§6.3). */
 scmp_filter_ctx build(int a, int mode, const struct sets *s)
 {
 	uint32_t fallthrough = mode == 0 ? SCMP_ACT_ERRNO(ENOSYS) : mode == 1 ? SCMP_ACT_ALLOW : SCMP_ACT_LOG;

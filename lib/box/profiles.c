@@ -39,7 +39,7 @@ static void copy_str(char *out, size_t len, const char *s)
 	out[n] = 0;
 }
 
-/* The kern.toml to read, per §2.3; *explicit when it was named by the
+/* The kern.toml to read, per box-cli.md §2.3; *explicit when it was named by the
  * caller (then it must exist). */
 static int find_config(const char *config_flag, char *out, size_t len, int *explicit_)
 {

@@ -34,7 +34,7 @@ struct profiles {
 int profile_token_valid(const char *tok);
 
 /* Resolve tokens (in order; later ones win) from the kern.toml found per
- * §2.3 ($KERN_CONFIG > config_flag > XDG). Nothing is opened when there
+ * box-cli.md §2.3 ($KERN_CONFIG > config_flag > XDG). Nothing is opened when there
  * are no tokens. Returns 0, or -1 after printing `error: box: ...` (the
  * caller exits 1). */
 int profiles_resolve(char *const *tokens, int ntokens, const char *config_flag,

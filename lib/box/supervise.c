@@ -198,7 +198,7 @@ static void drop_namespaces(struct supervisor *s)
 	}
 }
 
-/* Teardown steps 2-5 (§8.4), once PID 1 is reaped: the proxy, the box
+/* Teardown steps 2-5 (isolation.md §8.4), once PID 1 is reaped: the proxy, the box
  * cgroup, scratch, the record. */
 static void release(struct supervisor *s)
 {
@@ -471,7 +471,7 @@ int supervise(struct supervisor *s)
 				break;
 		}
 	}
-	/* Teardown (§8.4). 1: PID 1 is reaped; collect what it said. */
+	/* Teardown (isolation.md §8.4). 1: PID 1 is reaped; collect what it said. */
 	while (report_open && !r.have_report)
 		if (read_report(report_p[0], s, &r) < 0)
 			report_open = 0;

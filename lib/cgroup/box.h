@@ -27,7 +27,7 @@ enum cg_place {
 	CG_PLACE_V1_DELEGATED,	/* <mount>/kern/user-<uid>, or the current cgroup */
 };
 
-/* Why nothing could be placed, for the notice of §7.7. */
+/* Why nothing could be placed, for the notice of isolation.md §7.7. */
 enum cg_why {
 	CG_WHY_NONE,
 	CG_WHY_NO_CONTROLLER,	/* no memory controller on this host */
@@ -66,7 +66,7 @@ struct cg_box {
 	 * the caller lives in sup (kern-sup-<pid>) below it. */
 	char sup[PATH_MAX];
 	unsigned sup_enabled;	/* controllers we enabled in the parent's subtree_control */
-	/* OOM (§7.5) */
+	/* OOM (isolation.md §7.5) */
 	int oom_efd;		/* v1 eventfd, -1 */
 	uint64_t oom_base;	/* oom_kill count when opened */
 	int oom_event;		/* the v1 eventfd fired */

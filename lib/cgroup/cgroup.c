@@ -188,7 +188,7 @@ static void remove_all(struct cg_box *cg)
 	restore_self(cg);
 }
 
-/* Sweep each parent this box used (§2.2 step 7: up to 128 in all). */
+/* Sweep each parent this box used (isolation.md §2.2 step 7: up to 128 in all). */
 void cg_sweep_parents(struct cg_box *cg)
 {
 	int max = 128;

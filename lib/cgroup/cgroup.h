@@ -24,7 +24,7 @@ struct cg_limits {
 struct cg_box;	/* opaque; one box's cgroup(s) in every hierarchy used */
 
 /* Step 7: pick the parent for this host, create kern-box-<name>-<sup>, write
- * and read back the limits, print the notices of §7.7, sweep up to 128
+ * and read back the limits, print the notices of isolation.md §7.7, sweep up to 128
  * orphans (unless req->sweep_later). *out is set even when the box runs uncapped (no hierarchy).
  * Returns 0, or 125 after printing `kern: sandbox setup failed:` (and a
  * hint) when --require-limits cannot be met or an owned hierarchy refuses
@@ -45,11 +45,11 @@ const char *cg_record(const struct cg_box *cg);
 /* Outcome byte 1 (box-cli.md §4). */
 int cg_byte1(const struct cg_box *cg);
 /* 1 when the box cgroup is on cgroup v2 (PID 1 then mounts the read-only
- * cgroup2 view of §7.6). */
+ * cgroup2 view of isolation.md §7.6). */
 int cg_is_v2(const struct cg_box *cg);
 
 /* Move the calling process, which must be single threaded, into the box
- * cgroup(s): PID 1 first thing after it is forked or cloned (§2.5 step
+ * cgroup(s): PID 1 first thing after it is forked or cloned (isolation.md §2.5 step
  * 12: the supervisor itself never enters, so an OOM group kill can never
  * take it), kern exec's relay, the egress proxy. Returns 0 or -1 with
  * errno. */
@@ -64,7 +64,7 @@ int cg_oom_fd(struct cg_box *cg);
 /* Called when cg_oom_fd() is readable: 1 if the kernel OOM killer acted,
  * and the caller then takes the whole box down with cg_kill_all(). */
 int cg_oom_fired(struct cg_box *cg);
-/* Evidence after PID 1 is reaped and before removal (§7.5). */
+/* Evidence after PID 1 is reaped and before removal (isolation.md §7.5). */
 int cg_oom_evidence(struct cg_box *cg);
 
 /* SIGKILL every task in the box cgroup(s) (v2 cgroup.kill, v1 a loop). */

@@ -48,8 +48,9 @@ static void cpus_text(char *out, size_t len, uint64_t micro)
 	snprintf(out, len, "%" PRIu64 ".%0*" PRIu64 " CPU", micro / 1000000, digits, frac);
 }
 
-/* Once per host (§7.7): a marker created O_EXCL under the data dir. When
- * the marker cannot be made, say it again rather than never. */
+/* Once per host (isolation.md §7.7 notices): a marker created O_EXCL under
+ * the data dir. When the marker cannot be made, say it again rather than
+ * never. */
 static int first_time_on_host(void)
 {
 	char dir[4096], path[4200];

@@ -5,7 +5,7 @@
 
 #include "cgroup/box.h"
 
-/* The refusal line of §7.4 and its hint. */
+/* The refusal line of isolation.md §7.4 and its hint. */
 void cg_refuse_uncapped(void);
 /* The notices for a box just created (callers skip this under
  * --allow-uncapped; warning() itself honours KERN_QUIET). */

@@ -226,8 +226,8 @@ static int systemd_managed(const char *dir)
 	       getxattr(dir, "trusted.invocation_id", v, sizeof v) >= 0;
 }
 
-/* §7.2: reachability of the user manager is a non-blocking connect to
- * $XDG_RUNTIME_DIR/systemd/private. */
+/* isolation.md §7.2 (placement): reachability of the user manager is a
+ * non-blocking connect to $XDG_RUNTIME_DIR/systemd/private. */
 static int user_manager_reachable(void)
 {
 	const char *rt = env_get("XDG_RUNTIME_DIR");

@@ -121,7 +121,7 @@ static void proxy_child(const struct egress_config *cfg, int sock, pid_t parent)
 	struct rlimit rl;
 
 	setsid();
-	/* Charged to the box before it does anything (§9.1), while the box
+	/* Charged to the box before it does anything (isolation.md §9.1), while the box
 	 * cgroup's descriptors are still open. */
 	int charged = !cfg->cg || cg_join(cfg->cg) == 0, charge_errno = errno;
 	/* Keep only the control socket (as fd 3) and /dev/null as stdio: the

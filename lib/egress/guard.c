@@ -1,6 +1,6 @@
 /* Address classification for the egress proxy. A name is refused when ANY
  * of its addresses is non-public, so this errs towards "non-public": the
- * MUST ranges of §9.3, its SHOULD ranges, and the few other special-use
+ * MUST ranges of isolation.md §9.3, its SHOULD ranges, and the few other special-use
  * blocks no public service lives in. */
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -27,7 +27,8 @@ enum entry_state {
 int cache_open(struct cache *c, const char *ref, int create);
 void cache_close(struct cache *c);
 
-/* Completeness by the rule of §10; *what names an unsafe file. */
+/* Completeness by the rule of box-cli.md §10 (cache layout); *what names
+ * an unsafe file. */
 enum entry_state cache_state(const struct cache *c, const char **what);
 
 /* Take the per-image lock (blocking); the fd is the lock. Returns -1

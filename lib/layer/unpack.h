@@ -28,7 +28,7 @@ struct unpack_limits {
 	uint64_t max_entries;	/* 2,000,000 */
 };
 
-/* Default limits of §12.1. */
+/* Default limits of isolation.md §12.1 (per layer). */
 extern const struct unpack_limits unpack_default_limits;
 
 /* Extract one layer into <rootfs>/.kern-stg-<index>-<hex> (hex = the

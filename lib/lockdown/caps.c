@@ -15,7 +15,7 @@
 
 uint64_t caps_default(void)
 {
-	/* The 25 kept of §5; every other capability, known or not yet
+	/* The 25 kept of isolation.md §5; every other capability, known or not yet
 	 * invented, is dropped. */
 	return BIT(CAP_CHOWN) | BIT(CAP_DAC_OVERRIDE) | BIT(CAP_DAC_READ_SEARCH) | BIT(CAP_FOWNER) |
 	       BIT(CAP_FSETID) | BIT(CAP_KILL) | BIT(CAP_SETGID) | BIT(CAP_SETUID) | BIT(CAP_SETPCAP) |

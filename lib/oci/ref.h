@@ -16,7 +16,8 @@ struct image_ref {
 	int loopback;			/* plain http allowed (decided on the string) */
 };
 
-/* Parse and validate ref (§9.2, then §9.1). Returns 0, or -1 with *why
+/* Parse and validate ref (box-cli.md §9.2 validation, then §9.1 canonical
+ * form). Returns 0, or -1 with *why
  * for `error: image: bad image reference '<ref>': <why>`. */
 int image_ref_parse(const char *ref, struct image_ref *r, const char **why);
 
