@@ -292,13 +292,8 @@ static int check_cgroups(void)
 static void check_seccomp(int *ok)
 {
 	char buf[256] = "";
-	int fd = open("/proc/sys/kernel/seccomp/actions_avail", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = read(fd, buf, sizeof buf - 1);
-		buf[n > 0 ? n : 0] = 0;
-		close(fd);
-		buf[strcspn(buf, "\n")] = 0;
-	}
+	(void)read_small_file("/proc/sys/kernel/seccomp/actions_avail", buf, sizeof buf);
+	buf[strcspn(buf, "\n")] = 0;
 	*ok = prctl(PR_GET_SECCOMP) >= 0 && strstr(buf, "kill_process") && strstr(buf, "errno");
 	if (*ok) {
 		row("seccomp", "ok", "filters available (%s)", buf);
@@ -312,12 +307,7 @@ static void check_seccomp(int *ok)
 static void check_apparmor(void)
 {
 	char v[8] = "";
-	int fd = open("/sys/module/apparmor/parameters/enabled", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = read(fd, v, sizeof v - 1);
-		v[n > 0 ? n : 0] = 0;
-		close(fd);
-	}
+	(void)read_small_file("/sys/module/apparmor/parameters/enabled", v, sizeof v);
 	if (v[0] == 'Y' && access("/sys/kernel/security/apparmor", F_OK) == 0) {
 		row("AppArmor", "ok", "enabled: --apparmor NAME can confine a box with a loaded profile");
 		return;
