@@ -88,6 +88,25 @@ static void mirror(int rootfd, const char *root, const struct fs_config *c, cons
 	close(tfd);
 }
 
+void host_image_prefetch(const struct fs_config *c)
+{
+	char host[64];
+	struct stat st;
+	if (!c->shifted)
+		return;
+	/* The entries mirror() will bind: present, and not a symlink. */
+	for (size_t i = 0; i < sizeof system_dirs / sizeof system_dirs[0]; i++) {
+		snprintf(host, sizeof host, "/%s", system_dirs[i]);
+		if (lstat(host, &st) == 0 && !S_ISLNK(st.st_mode))
+			idm_prefetch(c->idm_fd, host, 0, 1);
+	}
+	for (size_t i = 0; i < sizeof etc_binds / sizeof etc_binds[0]; i++) {
+		snprintf(host, sizeof host, "/etc/%s", etc_binds[i]);
+		if (lstat(host, &st) == 0 && !S_ISLNK(st.st_mode))
+			idm_prefetch(c->idm_fd, host, 0, 1);
+	}
+}
+
 void host_image_populate(int rootfd, const char *root, const struct fs_config *c)
 {
 	char host[64], rel[64], text[512];

@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,37 +35,146 @@ struct idm_reply {
 
 /* ---- PID 1's side ---- */
 
-int idm_source(int idm_fd, const char *src, int lower, const struct bind_opts *o, int *tree,
-	       const char **what)
-{
-	static char step[sizeof ((struct idm_reply *)0)->step];
-	struct idm_req req = {.kind = lower ? 'L' : 'B', .ro = (char)(o->ro || lower)};
-	struct idm_reply rep;
-	size_t n = strlen(src);
-	int fd = -1, nfds;
+/* Requests PID 1 sent ahead (idm_prefetch) and has not taken yet, in the
+ * order the supervisor answers them. Without them every tree costs PID 1
+ * a round trip to the supervisor and back, one after the other (the host
+ * image alone asks for a dozen); sent ahead, the supervisor makes them
+ * while PID 1 builds the rest of the root. At most IDM_AHEAD: each waits
+ * as a small message in the socket's buffer, which it must not fill. */
+#define IDM_AHEAD 32
 
-	*tree = 0;
-	*what = "open";
-	if (idm_fd < 0)
-		return open_nofollow_abs(src);
-	if (n >= sizeof req.path) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(req.path, src, n + 1);
-	*what = "asking the supervisor for an idmapped mount of";
-	if (send_fds(idm_fd, &req, offsetof(struct idm_req, path) + n + 1, NULL, 0) < 0)
-		return -1;
-	long got = recv_fds(idm_fd, &rep, sizeof rep, &fd, 1, &nfds);
-	if (got != (long)sizeof rep || (rep.err == 0 && nfds != 1)) {
+struct idm_pending {
+	char kind, ro;
+	char *path;		/* NULL once taken */
+	int answered;
+	int fd;			/* the tree when answered without an error */
+	struct idm_reply rep;
+};
+
+static struct idm_pending ahead[IDM_AHEAD];
+static int nahead, nanswered;
+
+static void request_for(struct idm_req *req, const char *src, int lower, int ro, size_t *len)
+{
+	size_t n = strlen(src);
+	req->kind = lower ? 'L' : 'B';
+	req->ro = (char)(ro || lower);
+	memcpy(req->path, src, n + 1);
+	*len = offsetof(struct idm_req, path) + n + 1;
+}
+
+/* The supervisor's next answer, into the oldest request still waiting for
+ * one. 0, or -1 with errno (EPROTO for a malformed answer). */
+static int receive_answer(int idm_fd)
+{
+	struct idm_pending *p = &ahead[nanswered];
+	int fd = -1, nfds;
+	long got = recv_fds(idm_fd, &p->rep, sizeof p->rep, &fd, 1, &nfds);
+	if (got != (long)sizeof p->rep || (p->rep.err == 0 && nfds != 1)) {
 		if (nfds == 1)
 			close(fd);
 		errno = got < 0 ? errno : EPROTO;
 		return -1;
 	}
-	if (rep.err) {
-		if (nfds == 1)
+	if (p->rep.err && nfds == 1) {
+		close(fd);
+		fd = -1;
+	}
+	p->fd = fd;
+	p->answered = 1;
+	nanswered++;
+	return 0;
+}
+
+void idm_prefetch(int idm_fd, const char *src, int lower, int ro)
+{
+	struct idm_req req;
+	size_t len;
+	if (idm_fd < 0 || nahead == IDM_AHEAD || strlen(src) >= sizeof req.path)
+		return;
+	char *copy = strdup(src);
+	if (!copy)
+		return;
+	request_for(&req, src, lower, ro, &len);
+	/* Never blocks: a full buffer only means this one is asked for when
+	 * it is needed. */
+	if (send(idm_fd, &req, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len) {
+		free(copy);
+		return;
+	}
+	ahead[nahead++] = (struct idm_pending){.kind = req.kind, .ro = req.ro, .path = copy, .fd = -1};
+}
+
+void idm_forget(int idm_fd)
+{
+	/* Every answer is read before PID 1 closes its end, so that the
+	 * supervisor never writes to a closed socket. */
+	while (nanswered < nahead && receive_answer(idm_fd) == 0)
+		;
+	for (int i = 0; i < nahead; i++) {
+		if (ahead[i].path && ahead[i].fd >= 0)
+			close(ahead[i].fd);
+		free(ahead[i].path);
+	}
+	nahead = nanswered = 0;
+}
+
+static int pending_index(const struct idm_req *req)
+{
+	for (int i = 0; i < nahead; i++)
+		if (ahead[i].path && ahead[i].kind == req->kind && ahead[i].ro == req->ro &&
+		    strcmp(ahead[i].path, req->path) == 0)
+			return i;
+	return -1;
+}
+
+int idm_source(int idm_fd, const char *src, int lower, const struct bind_opts *o, int *tree,
+	       const char **what)
+{
+	static char step[sizeof ((struct idm_reply *)0)->step];
+	struct idm_req req;
+	struct idm_reply rep;
+	size_t len;
+	int fd = -1, nfds, i;
+
+	*tree = 0;
+	*what = "open";
+	if (idm_fd < 0)
+		return open_nofollow_abs(src);
+	if (strlen(src) >= sizeof req.path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	request_for(&req, src, lower, o->ro, &len);
+	*what = "asking the supervisor for an idmapped mount of";
+	if ((i = pending_index(&req)) >= 0) {
+		while (!ahead[i].answered)
+			if (receive_answer(idm_fd) < 0)
+				return -1;
+		free(ahead[i].path);
+		ahead[i].path = NULL;
+		rep = ahead[i].rep;
+		fd = ahead[i].fd;
+	} else {
+		/* Not asked for ahead: the answers to what was come first. */
+		while (nanswered < nahead)
+			if (receive_answer(idm_fd) < 0)
+				return -1;
+		if (send_fds(idm_fd, &req, len, NULL, 0) < 0)
+			return -1;
+		long got = recv_fds(idm_fd, &rep, sizeof rep, &fd, 1, &nfds);
+		if (got != (long)sizeof rep || (rep.err == 0 && nfds != 1)) {
+			if (nfds == 1)
+				close(fd);
+			errno = got < 0 ? errno : EPROTO;
+			return -1;
+		}
+		if (rep.err && nfds == 1) {
 			close(fd);
+			fd = -1;
+		}
+	}
+	if (rep.err) {
 		memcpy(step, rep.step, sizeof step);
 		step[sizeof step - 1] = 0;
 		*what = step;
@@ -254,6 +365,8 @@ int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg, struct supervis
 		int sent = send_fds(sock, &rep, sizeof rep, &tree, tree >= 0);
 		if (tree >= 0)
 			close(tree);
+		if (sent < 0 && (errno == EPIPE || errno == ECONNRESET))
+			break;	/* PID 1 is gone with requests it sent ahead: it says why */
 		if (sent < 0) {
 			rc = -1;
 			e = errno;

@@ -40,6 +40,14 @@
  * failing step. */
 int idm_source(int idm_fd, const char *src, int lower, const struct bind_opts *o, int *tree,
 	       const char **what);
+/* Ask for src's tree now, to be taken later by idm_source() with the same
+ * src, lower and ro: the supervisor makes it while PID 1 goes on. Best
+ * effort (nothing is asked without a start socket, or when too many are
+ * pending); idm_source() asks itself for what was not sent ahead. */
+void idm_prefetch(int idm_fd, const char *src, int lower, int ro);
+/* Before PID 1 closes its start socket: read the answers still due and
+ * close the trees it did not take. */
+void idm_forget(int idm_fd);
 /* Bind what idm_source() returned onto dstfd (dstpath names it for the old
  * mount API): bind_fd() for a plain source, bind_attach() for a tree, whose
  * flags are set already. Closes nothing. */

@@ -545,6 +545,22 @@ static void enter_workdir(const char *workdir)
 		die_setup_errno("chdir /");
 }
 
+/* A shifted box: every host tree the root will need is asked for at once
+ * (idm_prefetch), in the order they are taken below. */
+static void prefetch_trees(const struct fs_config *c)
+{
+	if (!c->shifted)
+		return;
+	if (c->root == ROOT_OVERLAY)
+		idm_prefetch(c->idm_fd, c->lower, 1, 1);
+	else if (c->root == ROOT_BIND)
+		idm_prefetch(c->idm_fd, c->lower, 0, 0);
+	else
+		host_image_prefetch(c);
+	for (int i = 0; i < c->nbinds; i++)
+		idm_prefetch(c->idm_fd, c->binds[i].src, 0, c->binds[i].ro);
+}
+
 void fs_build(const struct fs_config *c)
 {
 	char scratch[4096], merged[4096], path[4096];
@@ -555,6 +571,7 @@ void fs_build(const struct fs_config *c)
 	 * scratch: its caller made scratch its working directory while it
 	 * still could (see fs_config), and unshare carries that into the new
 	 * namespace, where it is reached through /proc/self/fd. */
+	prefetch_trees(c);
 	if (unshare(CLONE_NEWNS) < 0)
 		die_setup_errno("unshare(CLONE_NEWNS)");
 	(void)unshare(CLONE_NEWCGROUP);
@@ -622,6 +639,8 @@ void fs_build(const struct fs_config *c)
 	if (chdir("/") < 0)
 		die_setup_errno("chdir /");
 	close(rootfd);
+	if (c->shifted)
+		idm_forget(c->idm_fd);
 	if (here >= 0)
 		close(here);
 	if (layer >= 0)

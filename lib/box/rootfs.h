@@ -10,6 +10,9 @@
  * the workdir. */
 void fs_build(const struct fs_config *cfg);
 
+/* --image host, in a shifted box: ask the supervisor for the trees
+ * host_image_populate() will bind (idm_prefetch). */
+void host_image_prefetch(const struct fs_config *cfg);
 /* --image host: fill the tmpfs root behind rootfd (box-cli.md §2.7). */
 void host_image_populate(int rootfd, const char *root, const struct fs_config *cfg);
 

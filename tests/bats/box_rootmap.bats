@@ -193,6 +193,31 @@ echo new > new; echo more >> sub/old; mkdir made; stat -c "%u:%g" new sub/old /u
 more" ]
 }
 
+# PID 1 asks the supervisor for every tree at once and takes each when it
+# needs it (idmount.h, idm_prefetch): each target must still get its own
+# source and flags, the same source twice two trees, and more binds than are
+# asked for ahead (32) the rest one by one.
+@test "root's box with many binds: each target gets its own source and flags, beyond the trees asked for ahead" {
+	require_root
+	t=$BATS_TEST_TMPDIR
+	mkdir "$t/a" "$t/b"
+	echo A >"$t/a/f"
+	echo B >"$t/b/f"
+	# a deep target first: binds are made shallowest first, so the trees
+	# are taken in another order than they were asked for
+	args=(-v "$t/a:/m/d/e/a0" -v "$t/a:/m/a2:ro" -v "$t/b:/m/b1:ro" -v "$t/a:/m/a1" -v "$t/a:/m/a3")
+	for i in $(seq 40); do args+=(-v "$t/b:/m/n$i:ro"); done
+	run --separate-stderr "$KERN" box many --image host "${args[@]}" -- sh -c '
+for d in a1 b1 a2 a3 n1 n40 d/e/a0; do printf "%s " "$(head -n1 /m/$d/f)"; (echo x >> /m/$d/f) 2>/dev/null && echo rw || echo ro; done'
+	assert_status 0
+	[ "${lines[*]}" = "A rw B ro A ro A rw B ro B ro A rw" ]
+	[ "$stderr" = "" ]
+	[ "$(cat "$t/a/f")" = "A
+x
+x
+x" ]
+}
+
 @test "root's box: a non-root box user writes as a subordinate id, never as the host uid of the same number" {
 	require_root
 	base=$(root_base)

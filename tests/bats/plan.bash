@@ -8,9 +8,12 @@
 # Mount point, type and options of every mount, as the box sees them.
 # Overlay options name the lower, upper and work directories by descriptor
 # number, which differs between the two runs: compare without the numbers.
+# Sorted: the kernel lists a namespace's mounts in the order they were
+# made, and the trees a root-run box's supervisor makes ahead (idmount.h)
+# are made while PID 1 mounts its own, in no fixed order.
 # The size of / is the writable layer's (--disk), which /proc/self/mounts
 # does not show for an overlay root.
-probe='awk "{print \$2, \$3, \$4}" /proc/self/mounts | sed "s|/proc/self/fd/[0-9]*|fd|g"; echo ---; env | sort; echo ---; id -u; id -G; hostname; pwd; stat -f -c "%b %S" /; grep ^Cap /proc/self/status; awk "NR > 1 {print \$2, \$4}" /proc/net/tcp; exit 7'
+probe='awk "{print \$2, \$3, \$4}" /proc/self/mounts | sed "s|/proc/self/fd/[0-9]*|fd|g" | sort; echo ---; env | sort; echo ---; id -u; id -G; hostname; pwd; stat -f -c "%b %S" /; grep ^Cap /proc/self/status; awk "NR > 1 {print \$2, \$4}" /proc/net/tcp; exit 7'
 
 compare_plan() {
 	run "$KERN" box "$@" -- sh -c "$probe"
