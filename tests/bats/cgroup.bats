@@ -535,10 +535,12 @@ as_uid() {
 		[ -n "$p" ] || p=$(box_dirs | head -1)
 		kill -KILL "$sup"
 		wait "$sup" || true
-		# PID 1 dies with its supervisor and takes the box with it.
+		# PID 1 dies with its supervisor and takes the box with it. On v1
+		# the tasks are one level down (cgroup/tree.c): wait for the whole
+		# tree to empty, or the next box's sweep meets a box still dying
+		# (rmdir: EBUSY) and rightly leaves it.
 		for _ in $(seq 500); do
-			x=
-			read -r x <"$p/cgroup.procs" 2>/dev/null || true
+			x=$(find "$p" -name cgroup.procs -exec cat {} + 2>/dev/null | head -1)
 			[ -z "$x" ] && break
 			sleep 0.01
 		done
