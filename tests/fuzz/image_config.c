@@ -76,7 +76,7 @@ static void check_round_trip(const struct image_meta *m, const char *what)
 	free(sc);
 }
 
-/* kern box's order (applets/commands/box.c build_env): defaults, then the image. */
+/* kern box's order (applets/commands/box_resolve.c build_env): defaults, then the image. */
 static void check_env(char **image_env)
 {
 	struct strv env = {0};
