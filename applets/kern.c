@@ -6,6 +6,7 @@
 #include "base/applet.h"
 #include "base/diag.h"
 #include "base/proctitle.h"
+#include "base/selfexec.h"
 #include "base/version.h"
 
 static const char usage[] =
@@ -65,13 +66,12 @@ static int run(const struct applet *a, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	const char *base = argv[0] ? strrchr(argv[0], '/') : NULL;
+	const char *name = kern_applet_of(argv[0]);
 	const struct applet *a;
 
-	base = base ? base + 1 : (argv[0] ? argv[0] : "kern");
 	diag_init();
 	proctitle_init(argc, argv);
-	if (strncmp(base, "kern-", 5) == 0 && (a = applet_find(base + 5)))
+	if (name && *name && (a = applet_find(name)))
 		return run(a, argc, argv);
 	if (argc < 2) {
 		fputs(usage, stderr);

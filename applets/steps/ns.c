@@ -42,9 +42,8 @@ static const char usage[] =
 /* NEXT is kern-wait: `kern-wait ...` or `kern wait ...`, by any path. */
 static int next_is_wait(char **next)
 {
-	const char *slash = strrchr(next[0], '/');
-	const char *base = slash ? slash + 1 : next[0];
-	return !strcmp(base, "kern-wait") || (!strcmp(base, "kern") && next[1] && !strcmp(next[1], "wait"));
+	const char *a = kern_applet_of(next[0]);
+	return a && (!strcmp(a, "wait") || (!*a && next[1] && !strcmp(next[1], "wait")));
 }
 
 static int ns_main(int argc, char **argv)

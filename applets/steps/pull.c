@@ -1,12 +1,9 @@
 /* kern-pull: fetch an image from an OCI registry into the cache */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "base/applet.h"
 #include "base/diag.h"
+#include "base/selfexec.h"
 #include "image/image.h"
 #include "steps/steps.h"
 
@@ -25,22 +22,6 @@ static const char usage[] =
 "  -q, --quiet         no notes or warnings (as KERN_QUIET=1)\n"
 "\n"
 "Environment: KERN_REGISTRY_MIRRORS, KERN_REGISTRY_MIRRORS_ONLY, KERN_QUIET.\n";
-
-/* Chained applets exec the rest of the argv: kern's own applets through
- * /proc/self/exe opened now, never through PATH. */
-static int exec_next(char **next)
-{
-	const char *base = strrchr(next[0], '/');
-	base = base ? base + 1 : next[0];
-	if (!strchr(next[0], '/') && (strcmp(base, "kern") == 0 || strncmp(base, "kern-", 5) == 0)) {
-		int self = open("/proc/self/exe", O_PATH | O_CLOEXEC);
-		if (self >= 0)
-			execveat(self, "", next, environ, AT_EMPTY_PATH);
-	} else {
-		execvp(next[0], next);
-	}
-	die_errno("pull", "exec %s", next[0]);
-}
 
 static int pull_main(int argc, char **argv)
 {
@@ -70,8 +51,10 @@ static int pull_main(int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	image_config_free(&cfg);
-	if (next && next[0])
-		return exec_next(next);
+	if (next && next[0]) {
+		exec_next(next);
+		die_errno("pull", "exec %s", next[0]);
+	}
 	return 0;
 }
 

@@ -14,11 +14,22 @@ int self_exe_fd(void)
 	return fd;
 }
 
+const char *kern_applet_of(const char *argv0)
+{
+	if (!argv0)
+		return NULL;
+	const char *slash = strrchr(argv0, '/');
+	const char *base = slash ? slash + 1 : argv0;
+	if (strcmp(base, "kern") == 0)
+		return base + 4;
+	if (strncmp(base, "kern-", 5) == 0)
+		return base + 5;
+	return NULL;
+}
+
 int exec_next(char **argv)
 {
-	const char *base = strrchr(argv[0], '/');
-	base = base ? base + 1 : argv[0];
-	if (strncmp(base, "kern-", 5) == 0 && !strchr(argv[0], '/')) {
+	if (!strchr(argv[0], '/') && kern_applet_of(argv[0])) {
 		int fd = self_exe_fd();
 		if (fd >= 0)
 			execveat(fd, "", argv, environ, AT_EMPTY_PATH);

@@ -558,6 +558,13 @@ as_uid() {
 	run --separate-stderr "$TREE/build/bin/kern-cg" --name "$N" --memory 64m -- sh -c 'echo pid=$$'
 	assert_status 0
 	[[ $output == pid=* ]]
+	# A bare `kern` after `--` is kern's own image, never the PATH's.
+	mkdir "$BATS_TEST_TMPDIR/path"
+	printf '#!/bin/sh\necho impostor\n' >"$BATS_TEST_TMPDIR/path/kern"
+	chmod 755 "$BATS_TEST_TMPDIR/path" "$BATS_TEST_TMPDIR/path/kern"
+	PATH=$BATS_TEST_TMPDIR/path:$PATH run --separate-stderr "$TREE/build/bin/kern-cg" --name "$N" -- kern --version
+	assert_status 0
+	[ "$output" = "$("$TREE/build/kern" --version)" ]
 	run "$TREE/build/bin/kern-cg" --name "$N" --memory lots -- true
 	assert_status 1
 	assert_line_re "^error: box: kern-cg: invalid --memory 'lots'"
