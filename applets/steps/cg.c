@@ -41,7 +41,7 @@ static int cg_main(int argc, char **argv)
 	(void)self_exe_fd();
 	int i = step_args(&cg_step_flags, argc, argv, &c);
 	if (i >= argc - 1)
-		die("box", "kern-cg: nothing to run after `--`");
+		step_die(&cg_step_flags, "nothing to run after `--`");
 	if (env_get("KERN_REQUIRE_LIMITS"))
 		req->require_limits = 1;
 	if (env_get("KERN_ALLOW_UNCAPPED"))
@@ -49,7 +49,7 @@ static int cg_main(int argc, char **argv)
 	if (env_get("KERN_NO_SCOPE"))
 		req->no_scope = 1;
 	if (req->require_limits && req->allow_uncapped)
-		die("box", "--require-limits and --allow-uncapped are mutually exclusive");
+		step_die(&cg_step_flags, "--require-limits and --allow-uncapped are mutually exclusive");
 	rc = cg_create(c.name, getpid(), req, &cg);
 	if (rc != 0)
 		return rc;
@@ -61,7 +61,7 @@ static int cg_main(int argc, char **argv)
 	if (cg_open(c.name, getpid(), NULL, &cg) == 0)
 		cg_destroy(cg);
 	errno = saved;
-	die_setup_errno("exec %s", next[0]);
+	step_die_setup_errno(&cg_step_flags, "exec %s", next[0]);
 }
 
 APPLET(cg, "create the box cgroup and apply memory, pids and cpu caps", usage, cg_main);

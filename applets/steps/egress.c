@@ -36,7 +36,7 @@ __attribute__((noreturn)) static void usage_error(const char *fmt, const char *a
 {
 	char msg[512];
 	snprintf(msg, sizeof msg, fmt, arg);
-	fatal("box", "kern-egress: %s", msg);
+	step_fatal(&egress_step_flags, "%s", msg);
 	die_hint("run 'kern-egress --help' for usage");
 }
 
@@ -44,7 +44,7 @@ static int run_next(char **next)
 {
 	exec_next(next);
 	int e = errno;
-	fatal("box", "kern-egress: cannot run '%s': %s", next[0], strerror(e));
+	step_fatal(&egress_step_flags, "cannot run '%s': %s", next[0], strerror(e));
 	return e == EACCES ? EXIT_NOEXEC : EXIT_NOTFOUND;
 }
 
@@ -121,7 +121,7 @@ static int egress_main(int argc, char **argv)
 	struct egress_config cfg = {.runtime = NULL, .name = c.name, .cg = NULL};
 	char **list = NULL;
 	if (split_allow(c.allow, &list, &cfg.nallow) != 0)
-		return EXIT_CLI;
+		step_die(&egress_step_flags, "out of memory");
 	cfg.allow = list;
 	if (c.name && cg_open(c.name, getpid(), NULL, &cfg.cg) != 0)
 		return EXIT_SETUP;
@@ -130,7 +130,7 @@ static int egress_main(int argc, char **argv)
 	if (egress_start(&cfg, &ctl) == 0) {
 		int placed = place_fd(ctl, fd);
 		if (placed < 0)
-			die_setup_errno("kern-egress: cannot place the control descriptor at %d", fd);
+			step_die_setup_errno(&egress_step_flags, "cannot place the control descriptor at %d", fd);
 		char num[24];
 		snprintf(num, sizeof num, "%d", placed);
 		setenv(EGRESS_FD_ENV, num, 1);

@@ -53,23 +53,23 @@ static int ns_main(int argc, char **argv)
 	int ranged, next = step_args(&ns_step_flags, argc, argv, &st) + 1;
 
 	if (next >= argc)
-		die("box", "kern-ns: missing `-- NEXT...`");
+		step_die(&ns_step_flags, "missing `-- NEXT...`");
 	ns_step_config(&st, &cfg);
 	int egress_fd = st.egress_fd;
 	if (ns_shifted(&cfg)) {
 		/* Deferred namespaces exist only if kern-wait comes next: any
 		 * other NEXT would run on the host's namespaces. Fail closed. */
 		if (!next_is_wait(argv + next))
-			die_setup("kern-ns: as root, box root is a subordinate id and the box's namespaces "
-				  "are made by kern-wait, which must come next (not '%.64s'); "
-				  "--map-host-root has kern-ns make them itself",
-				  argv[next]);
+			step_die_setup(&ns_step_flags, "as root, box root is a subordinate id and the box's namespaces "
+				       "are made by kern-wait, which must come next (not '%.64s'); "
+				       "--map-host-root has kern-ns make them itself",
+				       argv[next]);
 		char v[64];
 		snprintf(v, sizeof v, "%d,%d,%d,%d", cfg.net_host, cfg.range, cfg.range_explicit,
 			 egress_fd);
 		setenv(NS_DEFER_ENV, v, 1);
 		exec_next(argv + next);
-		die_setup_errno("kern-ns: exec %s", argv[next]);
+		step_die_setup_errno(&ns_step_flags, "exec %s", argv[next]);
 	}
 	/* Made here: kern-wait must not defer again. */
 	unsetenv(NS_DEFER_ENV);
@@ -79,7 +79,7 @@ static int ns_main(int argc, char **argv)
 	setenv(NS_MAP_ENV, ranged ? "range" : !cfg.range ? "single" :
 			   cfg.range_explicit ? "single-asked" : "single-silent", 1);
 	exec_next(argv + next);
-	die_setup_errno("kern-ns: exec %s", argv[next]);
+	step_die_setup_errno(&ns_step_flags, "exec %s", argv[next]);
 }
 
 APPLET(ns, "create user, pid, uts, ipc and net namespaces and id maps", usage, ns_main);

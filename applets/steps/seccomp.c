@@ -63,7 +63,7 @@ static int seccomp_main(int argc, char **argv)
 	c = seccomp_step_defaults;
 	next = step_args(&seccomp_step_flags, argc, argv, &c) + 1;
 	if (next >= argc)
-		die("box", "kern-seccomp: missing `-- CMD...`");
+		step_die(&seccomp_step_flags, "missing `-- CMD...`");
 	gethostname(host, sizeof host - 1);
 	if (env_defaults(&env, host) < 0)
 		die_setup("out of memory");

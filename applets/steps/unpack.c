@@ -89,13 +89,13 @@ static int unpack_main(int argc, char **argv)
 		next = argv + i + 1;
 	const char *want_diff = c.diff_id, *want_digest = c.digest, *layer = c.layer, *dir = c.dir;
 	if (!layer || !dir) {
-		fatal("image", "kern-unpack: LAYER and DIR are required");
+		step_fatal(&unpack_step_flags, "LAYER and DIR are required");
 		die_hint("run `kern-unpack --help`");
 	}
 	if (next && !*next)
-		die("image", "kern-unpack: nothing to run after '--'");
+		step_die(&unpack_step_flags, "nothing to run after '--'");
 	if ((want_diff && !digest_hex(want_diff)) || (want_digest && !digest_hex(want_digest)))
-		die("image", "kern-unpack: a digest must be sha256: and 64 lowercase hex digits");
+		step_die(&unpack_step_flags, "a digest must be sha256: and 64 lowercase hex digits");
 
 	struct file_reader f = {.fd = 0, .hashing = want_digest != NULL};
 	if (strcmp(layer, "-") != 0 && (f.fd = open(layer, O_RDONLY | O_CLOEXEC)) < 0)
@@ -152,7 +152,7 @@ static int unpack_main(int argc, char **argv)
 	fflush(stdout);
 	execvp(next[0], next);
 	int e = errno;
-	fatal("image", "kern-unpack: cannot run '%s': %s", next[0], strerror(e));
+	step_fatal(&unpack_step_flags, "cannot run '%s': %s", next[0], strerror(e));
 	return e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 }
 

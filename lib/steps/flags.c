@@ -1,5 +1,7 @@
 /* from_argv() and to_argv() over a step's flag table (flags.h). */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,8 +364,48 @@ int step_args(const struct flag_table *t, int argc, char **argv, void *cfg)
 	if (i >= 0)
 		return i;
 	flag_error_text(&e, msg, sizeof msg);
-	fatal(t->area, "%s: %s", t->step, msg);
+	step_fatal(t, "%s", msg);
 	die_hint("run '%s --help' for usage", t->step);
+}
+
+/* "STEP: <fmt's text>" into msg, a char array, from the caller's `...`. */
+#define STEP_TEXT(msg, t, fmt)                                                  \
+	do {                                                                    \
+		va_list ap_;                                                    \
+		int n_ = snprintf(msg, sizeof msg, "%s: ", (t)->step);         \
+		va_start(ap_, fmt);                                             \
+		vsnprintf(msg + n_, sizeof msg - (size_t)n_, fmt, ap_);         \
+		va_end(ap_);                                                    \
+	} while (0)
+
+void step_fatal(const struct flag_table *t, const char *fmt, ...)
+{
+	char msg[3072];
+	STEP_TEXT(msg, t, fmt);
+	fatal(t->area, "%s", msg);
+}
+
+void step_die(const struct flag_table *t, const char *fmt, ...)
+{
+	char msg[3072];
+	STEP_TEXT(msg, t, fmt);
+	die(t->area, "%s", msg);
+}
+
+void step_die_setup(const struct flag_table *t, const char *fmt, ...)
+{
+	char msg[3072];
+	STEP_TEXT(msg, t, fmt);
+	die_setup("%s", msg);
+}
+
+void step_die_setup_errno(const struct flag_table *t, const char *fmt, ...)
+{
+	int err = errno;
+	char msg[3072];
+	STEP_TEXT(msg, t, fmt);
+	errno = err;
+	die_setup_errno("%s", msg);
 }
 
 void flag_cpus_text(uint64_t micro, char *out, size_t len)

@@ -109,6 +109,22 @@ void flag_error_text(const struct flag_error *e, char *buf, size_t len);
  * (die_hint()). */
 int step_args(const struct flag_table *t, int argc, char **argv, void *cfg);
 
+/* A step applet's own lines, tagged from its table, so that every step
+ * names itself one way: step_fatal() prints `error: AREA: STEP: <msg>`
+ * (fatal()) and returns; step_die() then exits 1 as die() does.
+ * step_die_setup() prints `kern: sandbox setup failed: STEP: <msg>` and
+ * exits 125 as die_setup() does; the _errno form appends
+ * `: <strerror(errno)>`. A failure kern box reports too (PID 1's
+ * environment, user, rlimits) keeps kern box's untagged line instead, so
+ * that a chain run by hand fails with the same bytes. */
+void step_fatal(const struct flag_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void step_die(const struct flag_table *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+void step_die_setup(const struct flag_table *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+void step_die_setup_errno(const struct flag_table *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
 /* 1500000 -> "1.5": --cpus as a person writes it. */
 void flag_cpus_text(uint64_t micro, char *out, size_t len);
 

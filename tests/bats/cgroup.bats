@@ -574,7 +574,7 @@ as_uid() {
 	assert_status 1
 	run --separate-stderr "$TREE/build/bin/kern-cg" --name "$N" --allow-uncapped -- /nonexistent/cmd
 	assert_status 125
-	[ "$stderr" = "kern: sandbox setup failed: exec /nonexistent/cmd: No such file or directory" ]
+	[ "$stderr" = "kern: sandbox setup failed: kern-cg: exec /nonexistent/cmd: No such file or directory" ]
 	# The first run left its cgroup (nothing supervised it, and its pid is
 	# gone): a sweep removes it; the failed exec removed its own.
 	run "$H/cg-run" --sweep
