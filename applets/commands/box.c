@@ -920,7 +920,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	snprintf(rec.apparmor, sizeof rec.apparmor, "%s", st->sc.apparmor ? st->sc.apparmor : "");
 	for (int i = 0; i < st->sc.nulimits && i < RECORD_MAX_ULIMITS; i++)
 		rec.ulimits[rec.nulimits++] = (char *)st->sc.ulimits[i];
-	if ((rc = registry_claim(l.runtime, &rec))) {
+	if ((rc = records_claim(l.runtime, &rec))) {
 		rec.nlabels = 0;
 		if (detach_fd >= 0) {
 			char msg[600];
@@ -1006,7 +1006,7 @@ undo:
 	}
 	if (l.scratch[0])
 		rmtree(l.scratch);
-	registry_remove(l.runtime, &rec);
+	records_remove(l.runtime, &rec);
 	rec.nlabels = 0;
 	return fail_started(&l, rc);
 }

@@ -214,10 +214,10 @@ static int find_box(const char *name, struct exec_run *r)
 	char runtime[PATH_MAX];
 	/* kern box's runtime directory, or another candidate an older kern
 	 * used (state/runtime_dirs.c). */
-	if (registry_find(name, runtime, sizeof runtime) < 0)
+	if (records_find(name, runtime, sizeof runtime) < 0)
 		return -1;
 	for (long waited = 0;; waited += 2) {
-		if (registry_load(runtime, name, &r->rec) < 0)
+		if (records_load(runtime, name, &r->rec) < 0)
 			return -1;
 		if (box_procs_open(&r->rec, &r->bp) < 0) {
 			record_free(&r->rec);

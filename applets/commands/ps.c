@@ -66,7 +66,7 @@ static int wanted(const struct ps *p, const struct box_record *r)
 	return named;
 }
 
-/* registry_each frees its record after the call: keep a copy. */
+/* records_each frees its record after the call: keep a copy. */
 static void collect(const struct box_record *r, void *ctx)
 {
 	struct ps *p = ctx;
@@ -217,7 +217,7 @@ static int ps_main(int argc, char **argv)
 		die("box", "-q and --json are mutually exclusive");
 	/* Every runtime directory that may hold our boxes (an older kern's
 	 * /tmp/kern-<uid> too), listed as one, in name order. */
-	registry_each_all(collect, &p);
+	records_each_all(collect, &p);
 	if (p.n > 1)
 		qsort(p.rows, p.n, sizeof *p.rows, cmp_rows);
 	if (p.oom)

@@ -272,7 +272,7 @@ static void reclaim_scratch(const char *dir, char **entries, size_t n, const str
 }
 
 /* How many of the records listed in runtime are gone now: those
- * registry_each removed as dead, and the temporary records of dead
+ * records_each removed as dead, and the temporary records of dead
  * writers removed here. */
 static int records_gone(const char *runtime, char **names, size_t n)
 {
@@ -321,7 +321,7 @@ static int recover_main(int argc, char **argv)
 		recs[r] = list_dir(dir, &nrec[r]);
 	}
 	for (size_t r = 0; r < nrt; r++)
-		registry_each(pl.runtime[r], add_live, &live);
+		records_each(pl.runtime[r], add_live, &live);
 	for (size_t r = 0; r < nrt; r++)
 		t.records += records_gone(pl.runtime[r], recs[r], nrec[r]);
 	for (size_t i = 0; i < nsd && !live.oom; i++)

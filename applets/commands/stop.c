@@ -83,7 +83,7 @@ static int unknown(const char *name)
 static int find_box(const char *runtime, const char *name, struct box_record *rec, struct box_procs *bp)
 {
 	for (long waited = 0;; waited += 5) {
-		if (registry_load(runtime, name, rec) < 0)
+		if (records_load(runtime, name, rec) < 0)
 			return -1;
 		if (box_procs_open(rec, bp) < 0) {
 			record_free(rec);
@@ -117,7 +117,7 @@ static int stop_one(const char *name, int sig, long grace_ms)
 
 	/* The runtime directory that records it: kern box's, or another
 	 * candidate an older kern used (state/runtime_dirs.c). */
-	if (registry_find(name, runtime, sizeof runtime) < 0 || find_box(runtime, name, &rec, &bp) < 0)
+	if (records_find(name, runtime, sizeof runtime) < 0 || find_box(runtime, name, &rec, &bp) < 0)
 		return unknown(name);
 	if (bp.pid1_fd < 0) {
 		if (rec.pid1 == 0 && proc_is_kern(rec.sup_pid) && !pidfd_exited(bp.sup_fd)) {
@@ -190,7 +190,7 @@ static int stop_main(int argc, char **argv)
 		die_hint("usage: kern stop [--stop-signal SIG] [--stop-timeout N] NAME...");
 	}
 	/* Dead records go now (box-cli.md §7.1). */
-	registry_each_all(NULL, NULL);
+	records_each_all(NULL, NULL);
 	for (int i = 0; i < nnames; i++)
 		if (stop_one(names[i], sig, (long)grace * 1000) < 0)
 			rc = EXIT_CLI;

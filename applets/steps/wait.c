@@ -176,7 +176,7 @@ static int wait_main(int argc, char **argv)
 	w.rec.created = (long long)time(NULL);
 	if (scratch_path(w.c.runtime, w.c.name, w.rec.scratch, sizeof w.rec.scratch) < 0)
 		die_setup_errno("no scratch directory off overlayfs");
-	if ((rc = registry_claim(w.c.runtime, &w.rec)))
+	if ((rc = records_claim(w.c.runtime, &w.rec)))
 		return rc;
 	char scratch[4096];
 	if (scratch_create(w.c.runtime, w.c.name, w.c.overlay,
@@ -184,12 +184,12 @@ static int wait_main(int argc, char **argv)
 			   w.deferred ? &w.nc.ids : NULL, scratch, sizeof scratch) < 0 ||
 	    (rc = cg_open(w.c.name, getpid(), &w.c.limits, &cg)) != 0) {
 		rmtree(w.rec.scratch);
-		registry_remove(w.c.runtime, &w.rec);
+		records_remove(w.c.runtime, &w.rec);
 		return rc ? rc : EXIT_SETUP;
 	}
 	w.rec.byte1 = cg_byte1(cg);
 	snprintf(w.rec.cgroup, sizeof w.rec.cgroup, "%s", cg_record(cg));
-	registry_update(w.c.runtime, &w.rec);
+	records_update(w.c.runtime, &w.rec);
 
 	struct supervisor s = {.runtime = w.c.runtime, .rec = &w.rec, .scratch = w.rec.scratch,
 			       .cg = cg, .timeout = w.c.timeout, .started_fd = started_fd,
@@ -199,13 +199,13 @@ static int wait_main(int argc, char **argv)
 		/* A shifted PID 1 cannot walk root's runtime directory to scratch;
 		 * it inherits it as its working directory (fs_config). */
 		w.rec.shifted = 1;
-		registry_update(w.c.runtime, &w.rec);
+		records_update(w.c.runtime, &w.rec);
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, w.sync) < 0 ||
 		    chdir(scratch) < 0) {
 			setup_failed("%s: %s", w.sync[0] < 0 ? "socketpair" : scratch, strerror(errno));
 			cg_destroy(cg);
 			rmtree(w.rec.scratch);
-			registry_remove(w.c.runtime, &w.rec);
+			records_remove(w.c.runtime, &w.rec);
 			return EXIT_SETUP;
 		}
 		s.prepare = deferred_prepare;

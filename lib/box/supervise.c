@@ -120,7 +120,7 @@ static int read_report(int fd, struct supervisor *s, struct run_state *r)
 	}
 	if (n == 1 && m.tag == BOX_NS_TAG && nfds == BOX_NS_COUNT && s->rec && !record_has_ns(s->rec)) {
 		memcpy(s->rec->nsfd, fds, sizeof fds);
-		registry_update(s->runtime, s->rec);
+		records_update(s->runtime, s->rec);
 		return 0;
 	}
 	if (n == 1 && m.tag == PTY_TAG && nfds == 1 && s->tty && r->pty_master < 0) {
@@ -209,7 +209,7 @@ static void release(struct supervisor *s)
 	if (s->scratch)
 		rmtree(s->scratch);
 	if (s->rec)
-		registry_remove(s->runtime, s->rec);
+		records_remove(s->runtime, s->rec);
 }
 
 int supervise_wait(struct supervisor *s, int fd)
@@ -383,7 +383,7 @@ int supervise(struct supervisor *s)
 	pidfd = (int)syscall(SYS_pidfd_open, pid1, 0);
 	if (s->rec) {
 		s->rec->pid1 = pid1;
-		registry_update(s->runtime, s->rec);
+		records_update(s->runtime, s->rec);
 	}
 	oomfd = cg_oom_fd(s->cg);
 	fcntl(status_p[0], F_SETFL, O_NONBLOCK);

@@ -205,6 +205,6 @@ static void check_record(const struct box_record *rec, void *ctx)
 int cache_path_in_use(const char *path, const char *entry, time_t retired_at)
 {
 	struct in_use u = {path, entry, retired_at, 0};
-	registry_each_all(check_record, &u);
+	records_each_all(check_record, &u);
 	return u.used;
 }

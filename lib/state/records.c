@@ -229,7 +229,7 @@ static void lock_drop(const char *runtime, const char *name, int fd)
 	close(fd);
 }
 
-int registry_claim(const char *runtime, const struct box_record *rec)
+int records_claim(const char *runtime, const struct box_record *rec)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	struct box_record old;
@@ -242,13 +242,13 @@ int registry_claim(const char *runtime, const struct box_record *rec)
 	}
 	record_path(path, sizeof path, runtime, rec->name);
 	int live = 0;
-	if (registry_load(runtime, rec->name, &old) == 0) {
+	if (records_load(runtime, rec->name, &old) == 0) {
 		live = record_live(&old);
 		record_free(&old);
 	}
 	/* A box recorded in another runtime directory (an older kern's
 	 * /tmp/kern-<uid>) holds the name as well. */
-	if (live || registry_live_elsewhere(runtime, rec->name)) {
+	if (live || records_live_elsewhere(runtime, rec->name)) {
 		fatal("box", "a box named '%s' is already running", rec->name);
 		hint("pick another name, or stop it with `kern stop %s`", rec->name);
 		goto out;
@@ -284,14 +284,14 @@ static int still_ours(const char *runtime, const struct box_record *rec)
 {
 	struct box_record cur;
 	int ours;
-	if (registry_load(runtime, rec->name, &cur) < 0)
+	if (records_load(runtime, rec->name, &cur) < 0)
 		return 0;
 	ours = cur.sup_pid == rec->sup_pid && cur.sup_start == rec->sup_start;
 	record_free(&cur);
 	return ours;
 }
 
-int registry_update(const char *runtime, const struct box_record *rec)
+int records_update(const char *runtime, const struct box_record *rec)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	if (!still_ours(runtime, rec))
@@ -306,7 +306,7 @@ int registry_update(const char *runtime, const struct box_record *rec)
 	return 0;
 }
 
-void registry_remove(const char *runtime, const struct box_record *rec)
+void records_remove(const char *runtime, const struct box_record *rec)
 {
 	char path[PATH_MAX];
 	/* Under the name lock, which goes with the record. Without the lock
@@ -386,7 +386,7 @@ static void parse_nsfds(const char *v, struct box_record *rec)
 	memcpy(rec->nsfd, fds, sizeof fds);
 }
 
-int registry_load(const char *runtime, const char *name, struct box_record *rec)
+int records_load(const char *runtime, const char *name, struct box_record *rec)
 {
 	char path[PATH_MAX], *line = NULL;
 	size_t cap = 0, total = 0, nenv = 0;
@@ -510,7 +510,7 @@ static void remove_dead(const char *runtime, const struct box_record *dead)
 	int lfd = lock_name(runtime, dead->name);
 	if (lfd < 0)
 		return;
-	if (registry_load(runtime, dead->name, &cur) == 0) {
+	if (records_load(runtime, dead->name, &cur) == 0) {
 		if (cur.sup_pid == dead->sup_pid && cur.sup_start == dead->sup_start) {
 			record_path(path, sizeof path, runtime, dead->name);
 			unlink(path);
@@ -525,7 +525,7 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int registry_each(const char *runtime, void (*fn)(const struct box_record *, void *), void *ctx)
+int records_each(const char *runtime, void (*fn)(const struct box_record *, void *), void *ctx)
 {
 	char dir[PATH_MAX];
 	char **names = NULL;
@@ -560,7 +560,7 @@ int registry_each(const char *runtime, void (*fn)(const struct box_record *, voi
 	qsort(names, n, sizeof *names, cmp_names);
 	for (size_t i = 0; i < n; i++) {
 		struct box_record rec;
-		if (registry_load(runtime, names[i], &rec) == 0) {
+		if (records_load(runtime, names[i], &rec) == 0) {
 			if (record_live(&rec)) {
 				live++;
 				if (fn)

@@ -57,25 +57,25 @@ int runtime_root(char *out, size_t len);
 int runtime_prepare(const char *root);
 
 /* The same across every runtime directory that may hold the caller's
- * boxes (kern_runtime_each, state/runtime_dirs.c): registry_each over each;
+ * boxes (kern_runtime_each, state/runtime_dirs.c): records_each over each;
  * the directory holding a live record of name (0, or -1 when none does);
  * whether a directory other than runtime holds one (1) or not (0). */
-int registry_each_all(void (*fn)(const struct box_record *, void *), void *ctx);
-int registry_find(const char *name, char *runtime, size_t len);
-int registry_live_elsewhere(const char *runtime, const char *name);
+int records_each_all(void (*fn)(const struct box_record *, void *), void *ctx);
+int records_find(const char *name, char *runtime, size_t len);
+int records_live_elsewhere(const char *runtime, const char *name);
 
 unsigned long long proc_start_time(pid_t pid);
 
 /* Atomically claim rec->name: a per-name lock, then O_EXCL creation of the
  * record (a dead record of the same name is removed first). Returns 0, or
  * 1 after printing `error: box: a box named '<name>' is already running`. */
-int registry_claim(const char *runtime, const struct box_record *rec);
+int records_claim(const char *runtime, const struct box_record *rec);
 /* Rewrite the record (temp + rename) if it is still ours. */
-int registry_update(const char *runtime, const struct box_record *rec);
+int records_update(const char *runtime, const struct box_record *rec);
 /* Remove the record if it still belongs to (sup_pid, sup_start). */
-void registry_remove(const char *runtime, const struct box_record *rec);
+void records_remove(const char *runtime, const struct box_record *rec);
 /* Load instances/<name>. Returns 0, or -1 when absent or malformed. */
-int registry_load(const char *runtime, const char *name, struct box_record *rec);
+int records_load(const char *runtime, const char *name, struct box_record *rec);
 void record_free(struct box_record *rec);
 int record_live(const struct box_record *rec);
 /* 1 when the record names the supervisor's namespace descriptors. */
@@ -83,7 +83,7 @@ int record_has_ns(const struct box_record *rec);
 
 /* Call fn for every live record, in name order; dead records found on the
  * way are removed. Returns the number of live records. */
-int registry_each(const char *runtime, void (*fn)(const struct box_record *, void *), void *ctx);
+int records_each(const char *runtime, void (*fn)(const struct box_record *, void *), void *ctx);
 
 /* Where this process's scratch directory goes: <runtime>/scratch, or,
  * when that is on overlayfs (an upper directory cannot be), a private

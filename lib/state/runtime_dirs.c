@@ -19,11 +19,11 @@ struct each_ctx {
 static int each_dir(const char *dir, void *p)
 {
 	struct each_ctx *e = p;
-	e->live += registry_each(dir, e->fn, e->ctx);
+	e->live += records_each(dir, e->fn, e->ctx);
 	return 0;
 }
 
-int registry_each_all(void (*fn)(const struct box_record *, void *), void *ctx)
+int records_each_all(void (*fn)(const struct box_record *, void *), void *ctx)
 {
 	struct each_ctx e = {fn, ctx, 0};
 	kern_runtime_each(each_dir, &e);
@@ -45,7 +45,7 @@ static int holds_live(const char *dir, void *p)
 	if (f->skip.st_ino && stat(dir, &st) == 0 && st.st_dev == f->skip.st_dev &&
 	    st.st_ino == f->skip.st_ino)
 		return 0;
-	if (registry_load(dir, f->name, &rec) < 0)
+	if (records_load(dir, f->name, &rec) < 0)
 		return 0;
 	int live = record_live(&rec);
 	record_free(&rec);
@@ -55,13 +55,13 @@ static int holds_live(const char *dir, void *p)
 	return 1;
 }
 
-int registry_find(const char *name, char *runtime, size_t len)
+int records_find(const char *name, char *runtime, size_t len)
 {
 	struct find_ctx f = {.name = name, .out = runtime, .len = len};
 	return kern_runtime_each(holds_live, &f) ? 0 : -1;
 }
 
-int registry_live_elsewhere(const char *runtime, const char *name)
+int records_live_elsewhere(const char *runtime, const char *name)
 {
 	char where[4096];
 	struct find_ctx f = {.name = name, .out = where, .len = sizeof where};

@@ -1,11 +1,11 @@
-/* The box record reader (lib/state/records.c registry_load, box-cli.md §7.1,
+/* The box record reader (lib/state/records.c records_load, box-cli.md §7.1,
  * runtime state): `kern ps`, `kern exec` and `kern stop` read
  * <runtime>/instances/<name> back, and `kern exec` takes the environment,
  * working directory, user, caps, seccomp mode and ulimits it applies from it.
  * The input is the record file of box "fz". Properties: no crash (ASan,
  * UBSan); a record that loads is well formed (its name, bounded label and
  * ulimit counts, env entries present only after an "env" line); written back
- * by registry_update and loaded again, it is the same record. */
+ * by records_update and loaded again, it is the same record. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
 		abort();
 	close(fd);
-	if (registry_load(runtime, "fz", &rec) < 0)
+	if (records_load(runtime, "fz", &rec) < 0)
 		return 0;
 	if (strcmp(rec.name, "fz") != 0 || rec.nlabels < 0 || rec.nlabels > RECORD_MAX_LABELS ||
 	    rec.nulimits < 0 || rec.nulimits > RECORD_MAX_ULIMITS)
@@ -103,9 +103,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; rec.env && rec.env[i]; i++)
 		if (strchr(rec.env[i], '\n') && !memchr(data, '\\', size))
 			fail("an env entry holds a newline the file did not escape");
-	if (registry_update(runtime, &rec) < 0)
+	if (records_update(runtime, &rec) < 0)
 		fail("a loaded record cannot be written back");
-	if (registry_load(runtime, "fz", &again) < 0)
+	if (records_load(runtime, "fz", &again) < 0)
 		fail("a record written back does not load");
 	compare(&rec, &again);
 	record_free(&rec);
