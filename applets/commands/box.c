@@ -847,8 +847,8 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 		root = ROOT_HOST;
 	} else if (a->image) {
 		if (image_resolve(a->image, a->pull, a->platform ? a->arch : NULL, l.lower, sizeof l.lower,
-				  &l.icfg))
-			return fail_started(&l, EXIT_CLI);
+				  &l.icfg) < 0)
+			die_reported();
 		root = ROOT_OVERLAY;
 	} else {
 		if (!realpath(a->rootfs, l.lower))
@@ -950,8 +950,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	/* 8: kern-egress; PID 1 makes the listener (box_prepare). */
 	l.egress_ctl = -1;
 	if (st->egress) {
-		struct egress_config ec = {.allow = a->egress, .nallow = a->negress,
-					   .runtime = l.runtime, .name = st->eg.name, .cg = cg};
+		struct egress_config ec = {.allow = a->egress, .nallow = a->negress, .cg = cg};
 		note("this box reaches only %s and %s subdomains, through an HTTP CONNECT/forward "
 		     "proxy at %s; it has no other route", st->eg.allow, a->negress > 1 ? "their" : "its",
 		     EGRESS_PROXY_URL);

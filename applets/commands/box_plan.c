@@ -66,8 +66,8 @@ int box_plan(struct box_args *a)
 	} else if (a->image) {
 		/* --plan changes nothing: the image is read from the cache only. */
 		if (image_resolve(a->image, PULL_PLAN, a->platform ? a->arch : NULL, l.lower,
-				  sizeof l.lower, &l.icfg))
-			return EXIT_CLI;
+				  sizeof l.lower, &l.icfg) < 0)
+			die_reported();
 	} else {
 		if (!realpath(a->rootfs, l.lower))
 			die_errno("box", "--rootfs %s", a->rootfs);

@@ -118,7 +118,7 @@ static int egress_main(int argc, char **argv)
 		return run_next(next);
 	}
 
-	struct egress_config cfg = {.runtime = NULL, .name = c.name, .cg = NULL};
+	struct egress_config cfg = {.cg = NULL};
 	char **list = NULL;
 	if (split_allow(c.allow, &list, &cfg.nallow) != 0)
 		step_die(&egress_step_flags, "out of memory");

@@ -47,9 +47,8 @@ static int pull_main(int argc, char **argv)
 		die("image", "--platform '%s' is not linux/ARCH with a known architecture", platform);
 	char rootfs[4096];
 	struct image_config cfg;
-	int rc = image_resolve(ref, policy, platform ? arch : NULL, rootfs, sizeof rootfs, &cfg);
-	if (rc != 0)
-		return rc;
+	if (image_resolve(ref, policy, platform ? arch : NULL, rootfs, sizeof rootfs, &cfg) < 0)
+		die_reported();
 	image_config_free(&cfg);
 	if (next && next[0]) {
 		exec_next(next);

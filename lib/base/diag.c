@@ -142,6 +142,12 @@ void hint(const char *fmt, ...)
 	va_end(ap);
 }
 
+void die_reported(void)
+{
+	alive_fail();
+	exit(EXIT_CLI);
+}
+
 void die_hint(const char *fmt, ...)
 {
 	va_list ap;

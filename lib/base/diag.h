@@ -52,6 +52,9 @@ void die_errno(const char *area, const char *fmt, ...) __attribute__((format(pri
 /* The hint line of a fatal() just printed, then the end of die():
  * `fatal(area, ...); die_hint("run `kern pull %s` first", ref);`. */
 void die_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* The end of die() when a callee printed the fatal line already (a library
+ * function that reports and returns -1, image_resolve()). */
+void die_reported(void) __attribute__((noreturn));
 void die_setup(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void die_setup_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

@@ -38,11 +38,3 @@ int exec_next(char **argv)
 	execvp(argv[0], argv);
 	return -1;
 }
-
-int split_dashdash(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0)
-			return i + 1;
-	return -1;
-}

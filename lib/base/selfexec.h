@@ -19,7 +19,4 @@ const char *kern_applet_of(const char *argv0);
  * with errno set. */
 int exec_next(char **argv);
 
-/* Split argv at the first `--`: returns the index after it, or -1. */
-int split_dashdash(int argc, char **argv);
-
 #endif

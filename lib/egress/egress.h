@@ -26,8 +26,6 @@ struct cg_box;
 struct egress_config {
 	char *const *allow;	/* validated domain entries */
 	int nallow;
-	const char *runtime;	/* kern's runtime dir (unused: no socket file) */
-	const char *name;	/* box name (unused: the process is "kern-egress") */
 	struct cg_box *cg;	/* charge the proxy to the box (may be NULL or uncapped) */
 };
 

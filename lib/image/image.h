@@ -30,7 +30,9 @@ int image_platform(const char *s, char *arch, size_t len);
 
 /* Resolve ref through the cache, pulling under the per-image lock per
  * policy. On success rootfs holds the flat rootfs directory (<key>/) and
- * cfg the image config. Returns 0, or 1 after printing the error line. */
+ * cfg the image config. Returns 0, or -1 after printing the error line
+ * (`error: image|pull|registry|manifest: ...`, box-cli.md §6.2): the
+ * caller ends with die_reported(), exit 1. */
 int image_resolve(const char *ref, int policy, const char *arch, char *rootfs, size_t len,
 		  struct image_config *cfg);
 void image_config_free(struct image_config *cfg);

@@ -224,11 +224,11 @@ int image_resolve(const char *ref, int policy, const char *arch, char *rootfs, s
 	memset(cfg, 0, sizeof *cfg);
 	if (image_ref_parse(ref, &r, &why) < 0) {
 		fatal("image", "bad image reference '%s': %s", ref, why);
-		return EXIT_CLI;
+		return -1;
 	}
 	/* --pull never decides before anything is created. */
 	if (cache_open(&c, ref, policy != PULL_NEVER && policy != PULL_PLAN) < 0)
-		return EXIT_CLI;
+		return -1;
 	enum entry_state st = cache_state(&c, &what);
 	int rc = 0;
 	if (st == ENTRY_UNSAFE) {
@@ -259,7 +259,7 @@ int image_resolve(const char *ref, int policy, const char *arch, char *rootfs, s
 	if (rc != 0)
 		image_config_free(cfg);
 	cache_close(&c);
-	return rc ? EXIT_CLI : 0;
+	return rc ? -1 : 0;
 }
 
 int image_import(const char *ref, image_fetch_fn fetch, void *ctx)
