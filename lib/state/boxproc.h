@@ -1,4 +1,4 @@
-/* The processes of a running box, found from its registry record and held
+/* The processes of a running box, found from its box record and held
  * as pidfds that were verified against pid reuse (box-cli.md §7.1,
  * isolation.md §8.2): `kern stop` signals them, `kern exec` joins their
  * namespaces. A pid whose identity cannot be proved is never touched. */

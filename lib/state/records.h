@@ -1,9 +1,10 @@
-/* The registry of running boxes under <runtime> (box-cli.md §7.1):
- * instances/<name> records, claims/<name>.lock name locks, scratch/ and
- * logs/. A record is live only while its supervisor pid exists with the
- * recorded start time; dead records vanish from every listing at once. */
-#ifndef KERN_REGISTRY_H
-#define KERN_REGISTRY_H
+/* The records of running boxes under <runtime> (box-cli.md §7.1, the "box
+ * registry"): instances/<name> records, claims/<name>.lock name locks,
+ * scratch/ and logs/. A record is live only while its supervisor pid exists
+ * with the recorded start time; dead records vanish from every listing at
+ * once. */
+#ifndef KERN_STATE_RECORDS_H
+#define KERN_STATE_RECORDS_H
 
 #include <limits.h>
 #include <stdint.h>

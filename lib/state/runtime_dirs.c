@@ -1,4 +1,4 @@
-/* The registry across runtime directories: kern box records a box in one
+/* The box records across runtime directories: kern box records a box in one
  * (state/records.c), but the caller's running boxes may be spread over the
  * candidates kern_runtime_each() names, since an older kern preferred
  * /tmp/kern-<uid> to /dev/shm (issue 16). ps, stop, exec, recover and the
