@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,23 +116,103 @@ __attribute__((noreturn)) static void usage_error(const char *fmt, const char *a
 	die("box", fmt, arg);
 }
 
-/* Flags that take a value; everything else is bare. */
-static const char *const valued[] = {
-	"--image", "-v", "--mount", "--workdir", "-w", "--cap-drop", "--cap-add", "--user", "-u",
-	"--entrypoint", "--timeout", "--memory", "-m", "--cpus", "--pids-limit", "--security-profile",
-	"--apparmor", "--network", "--egress-allow", "--tmpfs", "--env-file", "--env", "-e", "--label",
-	"--ulimit", "--rootfs", "--pull", "--platform", "--hostname", "--config", "--disk", NULL};
-static const char *const bare[] = {
-	"--ro", "--read-only", "--no-uid-range", "--uid-range", "--require-limits", "--net",
-	"--show-config", "-d", "--detach", "--init", "-q", "--quiet", "--allow-uncapped",
-	"--bind-rootfs", "--plan", "-t", "--tty", "--map-host-root", NULL};
+/* kern box's flags, each once: its name and alias, whether it takes a
+ * value (the next word, or after `=` for a long flag; --net takes `host`
+ * or `none` only when one follows), and what it does: a bare flag sets an
+ * int of struct box_args (.set, to .val), a flag with a value is checked
+ * and stored by its case in apply_flag(), whose error lines are
+ * box-cli.md's. */
+enum box_flag_id {
+	BF_SET,			/* a bare flag: .set and .val say it all */
+	BF_IMAGE,
+	BF_BIND,
+	BF_WORKDIR,
+	BF_CAP_DROP,
+	BF_CAP_ADD,
+	BF_USER,
+	BF_ENTRYPOINT,
+	BF_TIMEOUT,
+	BF_MEMORY,
+	BF_DISK,
+	BF_CPUS,
+	BF_PIDS_LIMIT,
+	BF_SECURITY_PROFILE,
+	BF_APPARMOR,
+	BF_NET,
+	BF_EGRESS_ALLOW,
+	BF_TMPFS,
+	BF_ENV_FILE,
+	BF_ENV,
+	BF_LABEL,
+	BF_ULIMIT,
+	BF_ROOTFS,
+	BF_PULL,
+	BF_PLATFORM,
+	BF_HOSTNAME,
+	BF_CONFIG,
+};
 
-static int in_list(const char *const *list, const char *s)
+enum { ARG_NONE, ARG_VALUE, ARG_OPTIONAL };
+
+#define FLAG_AT(field) (offsetof(struct box_args, field) + 1)
+
+static const struct box_flag {
+	const char *name, *alias;
+	int arg;
+	enum box_flag_id id;
+	size_t set;		/* FLAG_AT(field) of the int a bare flag sets, or 0 */
+	int val;
+} box_flags[] = {
+	{"--image", NULL, ARG_VALUE, .id = BF_IMAGE},
+	{"-v", NULL, ARG_VALUE, .id = BF_BIND},
+	{"--mount", NULL, ARG_VALUE, .id = BF_BIND},
+	{"--workdir", "-w", ARG_VALUE, .id = BF_WORKDIR},
+	{"--cap-drop", NULL, ARG_VALUE, .id = BF_CAP_DROP},
+	{"--cap-add", NULL, ARG_VALUE, .id = BF_CAP_ADD},
+	{"--user", "-u", ARG_VALUE, .id = BF_USER},
+	{"--entrypoint", NULL, ARG_VALUE, .id = BF_ENTRYPOINT},
+	{"--timeout", NULL, ARG_VALUE, .id = BF_TIMEOUT},
+	{"--memory", "-m", ARG_VALUE, .id = BF_MEMORY},
+	{"--disk", NULL, ARG_VALUE, .id = BF_DISK},
+	{"--cpus", NULL, ARG_VALUE, .id = BF_CPUS},
+	{"--pids-limit", NULL, ARG_VALUE, .id = BF_PIDS_LIMIT},
+	{"--security-profile", NULL, ARG_VALUE, .id = BF_SECURITY_PROFILE},
+	{"--apparmor", NULL, ARG_VALUE, .id = BF_APPARMOR},
+	{"--network", NULL, ARG_VALUE, .id = BF_NET},
+	{"--egress-allow", NULL, ARG_VALUE, .id = BF_EGRESS_ALLOW},
+	{"--tmpfs", NULL, ARG_VALUE, .id = BF_TMPFS},
+	{"--env-file", NULL, ARG_VALUE, .id = BF_ENV_FILE},
+	{"--env", "-e", ARG_VALUE, .id = BF_ENV},
+	{"--label", NULL, ARG_VALUE, .id = BF_LABEL},
+	{"--ulimit", NULL, ARG_VALUE, .id = BF_ULIMIT},
+	{"--rootfs", NULL, ARG_VALUE, .id = BF_ROOTFS},
+	{"--pull", NULL, ARG_VALUE, .id = BF_PULL},
+	{"--platform", NULL, ARG_VALUE, .id = BF_PLATFORM},
+	{"--hostname", NULL, ARG_VALUE, .id = BF_HOSTNAME},
+	{"--config", NULL, ARG_VALUE, .id = BF_CONFIG},
+	{"--net", NULL, ARG_OPTIONAL, .id = BF_NET},
+	{"--ro", "--read-only", ARG_NONE, .set = FLAG_AT(read_only), .val = 1},
+	{"--uid-range", NULL, ARG_NONE, .set = FLAG_AT(uid_range), .val = 1},
+	{"--no-uid-range", NULL, ARG_NONE, .set = FLAG_AT(uid_range), .val = -1},
+	{"--map-host-root", NULL, ARG_NONE, .set = FLAG_AT(map_host_root), .val = 1},
+	{"--require-limits", NULL, ARG_NONE, .set = FLAG_AT(limits.require_limits), .val = 1},
+	{"--allow-uncapped", NULL, ARG_NONE, .set = FLAG_AT(limits.allow_uncapped), .val = 1},
+	{"--show-config", NULL, ARG_NONE, .set = FLAG_AT(show_config), .val = 1},
+	{"--plan", NULL, ARG_NONE, .set = FLAG_AT(plan), .val = 1},
+	{"--detach", "-d", ARG_NONE, .set = FLAG_AT(detach), .val = 1},
+	{"--tty", "-t", ARG_NONE, .set = FLAG_AT(tty), .val = 1},
+	/* kern's init is always PID 1 (isolation.md §1): accepted, nothing to set. */
+	{"--init", NULL, ARG_NONE, .id = BF_SET},
+	{"--quiet", "-q", ARG_NONE, .set = FLAG_AT(quiet), .val = 1},
+	{"--bind-rootfs", NULL, ARG_NONE, .set = FLAG_AT(bind_rootfs), .val = 1},
+};
+
+static const struct box_flag *flag_find(const char *f)
 {
-	for (; *list; list++)
-		if (strcmp(*list, s) == 0)
-			return 1;
-	return 0;
+	for (size_t i = 0; i < sizeof box_flags / sizeof box_flags[0]; i++)
+		if (!strcmp(box_flags[i].name, f) || (box_flags[i].alias && !strcmp(box_flags[i].alias, f)))
+			return &box_flags[i];
+	return NULL;
 }
 
 static void add(char **list, int *n, char *v, const char *flag)
@@ -141,15 +222,23 @@ static void add(char **list, int *n, char *v, const char *flag)
 	list[(*n)++] = v;
 }
 
-static int apply_flag(struct box_args *a, const char *f, char *v)
+/* Store the value v of flag fl, written as f (-e or --env: the error
+ * lines name the flag as it was given). */
+static void apply_flag(struct box_args *a, const struct box_flag *fl, const char *f, char *v)
 {
 	const char *why = NULL;
 	uint64_t u;
 	unsigned long long ull;
 
-	if (!strcmp(f, "--image")) {
+	if (fl->set) {
+		*(int *)(void *)((char *)a + fl->set - 1) = fl->val;
+		return;
+	}
+	switch (fl->id) {
+	case BF_IMAGE:
 		a->image = v;
-	} else if (!strcmp(f, "-v") || !strcmp(f, "--mount")) {
+		break;
+	case BF_BIND: {
 		if (a->nbinds >= MAX_LIST)
 			usage_error("too many binds%s", "");
 		struct bind_spec *b = &a->binds[a->nbinds];
@@ -158,51 +247,64 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 			die("box", "bad %s '%s': %s", f, v, why);
 		}
 		a->nbinds++;
-	} else if (!strcmp(f, "--workdir") || !strcmp(f, "-w")) {
+		break;
+	}
+	case BF_WORKDIR:
 		if (!path_is_clean_abs(v))
 			usage_error("--workdir must be an absolute path without '.' or '..': '%s'", v);
 		a->workdir = v;
-	} else if (!strcmp(f, "--cap-drop")) {
+		break;
+	case BF_CAP_DROP:
 		add(a->cap_drop, &a->ncap_drop, v, f);
-	} else if (!strcmp(f, "--cap-add")) {
+		break;
+	case BF_CAP_ADD:
 		add(a->cap_add, &a->ncap_add, v, f);
-	} else if (!strcmp(f, "--user") || !strcmp(f, "-u")) {
+		break;
+	case BF_USER:
 		if (!*v || strchr(v, '\n'))
 			usage_error("bad --user '%s'", v);
 		a->user = v;
-	} else if (!strcmp(f, "--entrypoint")) {
+		break;
+	case BF_ENTRYPOINT:
 		a->entrypoint = v;
 		a->entrypoint_set = 1;
-	} else if (!strcmp(f, "--timeout")) {
+		break;
+	case BF_TIMEOUT:
 		if (parse_seconds(v, &ull) < 0)
 			usage_error("--timeout takes whole seconds >= 1, not '%s'", v);
 		a->timeout = ull;
-	} else if (!strcmp(f, "--memory") || !strcmp(f, "-m")) {
+		break;
+	case BF_MEMORY:
 		if (parse_size(v, 0, &u) < 0 || u < 4096)
 			usage_error("bad --memory '%s' (bytes, or a number with b, k, m or g)", v);
 		a->limits.memory = u;
 		a->limits.memory_given = 1;
-	} else if (!strcmp(f, "--disk")) {
+		break;
+	case BF_DISK:
 		if (parse_size(v, 1, &u) < 0)
 			usage_error("bad --disk '%s' (bytes, or a number with b, k, m, g or t; "
 				    "0 = only the memory cap)", v);
 		a->disk = u;
 		a->disk_given = 1;
-	} else if (!strcmp(f, "--cpus")) {
+		break;
+	case BF_CPUS:
 		if (parse_cpus(v, &u) < 0)
 			usage_error("--cpus takes a decimal > 0, not '%s'", v);
 		a->limits.cpu_micro = u;
 		a->cpus_set = 1;
-	} else if (!strcmp(f, "--pids-limit")) {
+		break;
+	case BF_PIDS_LIMIT:
 		if (parse_u64(v, &ull) < 0 || ull < 1 || ull > 4194304)
 			usage_error("--pids-limit takes an integer >= 1, not '%s'", v);
 		a->limits.pids = ull;
 		a->limits.pids_given = 1;
-	} else if (!strcmp(f, "--security-profile")) {
+		break;
+	case BF_SECURITY_PROFILE:
 		if (strcmp(v, "untrusted") != 0)
 			usage_error("--security-profile takes only 'untrusted', not '%s'", v);
 		a->untrusted = 1;
-	} else if (!strcmp(f, "--apparmor")) {
+		break;
+	case BF_APPARMOR: {
 		size_t n = strlen(v);
 		int ok = n >= 1 && n <= 128;
 		for (size_t i = 0; ok && i < n; i++) {
@@ -213,7 +315,9 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 		if (!ok)
 			usage_error("bad --apparmor profile name '%s'", v);
 		a->apparmor = v;
-	} else if (!strcmp(f, "--network") || !strcmp(f, "--net")) {
+		break;
+	}
+	case BF_NET:
 		if (strcmp(v, "host") == 0)
 			a->net = NET_HOST;
 		else if (strcmp(v, "none") == 0)
@@ -221,7 +325,8 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 		else
 			usage_error("--network takes host or none, not '%s'", v);
 		a->net_flag = 1;
-	} else if (!strcmp(f, "--egress-allow")) {
+		break;
+	case BF_EGRESS_ALLOW: {
 		char *p, *d;
 		a->egress_raw = v;
 		/* The entries point into this copy, kept for the box's life. */
@@ -234,35 +339,43 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 					    "characters, at least one dot, at most 253 in all)", d);
 			add(a->egress, &a->negress, d, f);
 		}
-	} else if (!strcmp(f, "--tmpfs")) {
+		break;
+	}
+	case BF_TMPFS:
 		if (a->ntmpfs >= MAX_LIST)
 			usage_error("too many --tmpfs%s", "");
 		if (parse_tmpfs(v, &a->tmpfs[a->ntmpfs], &why) < 0)
 			die("box", "bad --tmpfs '%s': %s", v, why);
 		a->ntmpfs++;
-	} else if (!strcmp(f, "--env-file")) {
+		break;
+	case BF_ENV_FILE:
 		add(a->env_files, &a->nenv_files, v, f);
-	} else if (!strcmp(f, "--env") || !strcmp(f, "-e")) {
+		break;
+	case BF_ENV:
 		if (!strchr(v, '=') || v[0] == '=')
 			usage_error("--env takes KEY=VALUE, not '%s'", v);
 		add(a->env_kv, &a->nenv_kv, v, f);
-	} else if (!strcmp(f, "--label")) {
+		break;
+	case BF_LABEL:
 		if (!strchr(v, '=') || v[0] == '=' || strchr(v, '\n'))
 			usage_error("--label takes K=V with a non-empty K and no newline, not '%s'", v);
 		if (a->nlabels >= RECORD_MAX_LABELS)
 			usage_error("too many labels%s", "");
 		a->labels[a->nlabels++] = v;
-	} else if (!strcmp(f, "--ulimit")) {
+		break;
+	case BF_ULIMIT:
 		if (a->nulimits >= LOCKDOWN_MAX_ULIMITS)
 			usage_error("too many --ulimit%s", "");
 		if (ulimit_parse(v, &a->ulimits[a->nulimits], &why) < 0)
 			die("box", "bad --ulimit '%s': %s", v, why);
 		a->ulimit_raw[a->nulimits++] = v;
-	} else if (!strcmp(f, "--rootfs")) {
+		break;
+	case BF_ROOTFS:
 		if (v[0] != '/')
 			usage_error("--rootfs must be an absolute path, not '%s'", v);
 		a->rootfs = v;
-	} else if (!strcmp(f, "--pull")) {
+		break;
+	case BF_PULL:
 		if (!strcmp(v, "missing"))
 			a->pull = PULL_MISSING;
 		else if (!strcmp(v, "never"))
@@ -271,11 +384,13 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 			a->pull = PULL_ALWAYS;
 		else
 			usage_error("--pull takes missing, never or always, not '%s'", v);
-	} else if (!strcmp(f, "--platform")) {
+		break;
+	case BF_PLATFORM:
 		if (image_platform(v, a->arch, sizeof a->arch) < 0)
 			usage_error("bad --platform '%s' (linux/amd64, linux/arm64, or an arch)", v);
 		a->platform = v;
-	} else if (!strcmp(f, "--hostname")) {
+		break;
+	case BF_HOSTNAME: {
 		size_t n = strlen(v);
 		int ok = n >= 1;
 		for (size_t i = 0; ok && i < n; i++)
@@ -284,36 +399,14 @@ static int apply_flag(struct box_args *a, const char *f, char *v)
 		if (!ok)
 			usage_error("bad --hostname '%s'", v);
 		a->hostname = v;
-	} else if (!strcmp(f, "--config")) {
-		a->config = v;
-	} else if (!strcmp(f, "--ro") || !strcmp(f, "--read-only")) {
-		a->read_only = 1;
-	} else if (!strcmp(f, "--no-uid-range")) {
-		a->uid_range = -1;
-	} else if (!strcmp(f, "--uid-range")) {
-		a->uid_range = 1;
-	} else if (!strcmp(f, "--map-host-root")) {
-		a->map_host_root = 1;
-	} else if (!strcmp(f, "--require-limits")) {
-		a->limits.require_limits = 1;
-	} else if (!strcmp(f, "--allow-uncapped")) {
-		a->limits.allow_uncapped = 1;
-	} else if (!strcmp(f, "--show-config")) {
-		a->show_config = 1;
-	} else if (!strcmp(f, "--plan")) {
-		a->plan = 1;
-	} else if (!strcmp(f, "-d") || !strcmp(f, "--detach")) {
-		a->detach = 1;
-	} else if (!strcmp(f, "-t") || !strcmp(f, "--tty")) {
-		a->tty = 1;
-	} else if (!strcmp(f, "--init")) {
-		/* kern's init is always PID 1 (isolation.md §1). */
-	} else if (!strcmp(f, "-q") || !strcmp(f, "--quiet")) {
-		a->quiet = 1;
-	} else if (!strcmp(f, "--bind-rootfs")) {
-		a->bind_rootfs = 1;
+		break;
 	}
-	return 0;
+	case BF_CONFIG:
+		a->config = v;
+		break;
+	case BF_SET:
+		break;
+	}
 }
 
 static int parse(int argc, char **argv, struct box_args *a)
@@ -331,27 +424,23 @@ static int parse(int argc, char **argv, struct box_args *a)
 			char *eq = t[1] == '-' ? strchr(t, '=') : NULL;
 			char *val = NULL;
 			snprintf(flag, sizeof flag, "%.*s", eq ? (int)(eq - t) : (int)strlen(t), t);
-			if (in_list(bare, flag) && !eq) {
-				/* --net [host|none]: a following keyword is its value. */
-				if (!strcmp(flag, "--net") && i + 1 < argc &&
-				    (!strcmp(argv[i + 1], "host") || !strcmp(argv[i + 1], "none")))
-					val = argv[++i];
-				else if (!strcmp(flag, "--net"))
-					val = "host";
-			} else if (in_list(valued, flag) || (!strcmp(flag, "--net") && eq)) {
-				if (eq) {
-					val = eq + 1;
-				} else if (i + 1 < argc) {
-					val = argv[++i];
-				} else {
-					die("box", "flag '%s' needs a value", flag);
-				}
-			} else {
+			const struct box_flag *fl = flag_find(flag);
+			if (!fl || (fl->arg == ARG_NONE && eq))
 				die("box", "unknown flag '%s'", flag);
+			if (eq) {
+				val = eq + 1;
+			} else if (fl->arg == ARG_OPTIONAL) {
+				/* --net [host|none]: a following keyword is its value. */
+				if (i + 1 < argc && (!strcmp(argv[i + 1], "host") || !strcmp(argv[i + 1], "none")))
+					val = argv[++i];
+				else
+					val = "host";
+			} else if (fl->arg == ARG_VALUE) {
+				if (i + 1 >= argc)
+					die("box", "flag '%s' needs a value", flag);
+				val = argv[++i];
 			}
-			int rc = apply_flag(a, flag, val);
-			if (rc)
-				return rc;
+			apply_flag(a, fl, flag, val);
 			continue;
 		}
 		if (profile_token_valid(t)) {
