@@ -626,7 +626,9 @@ static int validate(struct box_args *a)
 		a->envfile_end[i] = (int)a->envfile_entries.n;
 	}
 	/* Profiles: explicit flags win. */
-	if (profiles_resolve(a->profile_tokens, a->nprofiles, a->config, &a->prof))
+	if (profiles_resolve(a->profile_tokens, a->nprofiles, a->config, &a->prof) ||
+	    profiles_disk_backend(&a->prof, ns_shifted(&(struct ns_config){.uid = geteuid()}),
+				  a->map_host_root, a->quiet || a->show_config))
 		return EXIT_CLI;
 	if (!a->limits.memory_given && a->prof.memory_set) {
 		a->limits.memory = a->prof.memory;

@@ -100,6 +100,7 @@ struct box_steps {
 	int nonroot;
 	char rec_user[128];		/* uid:gid[:groups] for the record */
 	struct tmpfs_spec tmpfs[MAX_LIST + PROFILES_MAX_VDISKS];	/* --tmpfs, vdisks */
+	struct tmpfs_spec vdisks[PROFILES_MAX_VDISKS];			/* backend = "disk" */
 	struct dev_spec devices[PROFILES_MAX_DEVICES];			/* vgpio */
 	char envfile_fd[MAX_LIST][32];	/* /proc/self/fd/N: the plan opens each file there */
 	char proxy_env[4][64];

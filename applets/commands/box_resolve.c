@@ -192,14 +192,19 @@ int resolve_steps(struct launch *l, enum root_kind root)
 		       : (l->icfg.workdir && *l->icfg.workdir ? l->icfg.workdir : "/");
 	s->fs.binds = a->binds;
 	s->fs.nbinds = a->nbinds;
-	/* vdisk: profiles are tmpfs mounts of their size. */
+	/* vdisk: profiles are tmpfs mounts of their size, or with backend =
+	 * "disk" (root's) an ext4 the supervisor makes (vdisk.h). */
 	memcpy(s->tmpfs, a->tmpfs, sizeof *s->tmpfs * (size_t)a->ntmpfs);
+	s->fs.ntmpfs = a->ntmpfs;
+	s->fs.nvdisks = 0;
 	for (int i = 0; i < a->prof.nvdisks; i++) {
-		s->tmpfs[a->ntmpfs + i].path = a->prof.vdisks[i].path;
-		s->tmpfs[a->ntmpfs + i].size = a->prof.vdisks[i].size;
+		struct vdisk *v = &a->prof.vdisks[i];
+		struct tmpfs_spec *t = v->disk ? &s->vdisks[s->fs.nvdisks++] : &s->tmpfs[s->fs.ntmpfs++];
+		t->path = v->path;
+		t->size = v->size;
 	}
 	s->fs.tmpfs = s->tmpfs;
-	s->fs.ntmpfs = a->ntmpfs + a->prof.nvdisks;
+	s->fs.vdisks = s->vdisks;
 	/* vgpio: profiles pass devices through. */
 	for (int i = 0; i < a->prof.ndevices; i++)
 		s->devices[i].path = a->prof.devices[i];

@@ -41,6 +41,9 @@ static const char usage[] =
 	"  --workdir DIR             created if missing; the workload's cwd\n"
 	"  --mount type=bind,src=S,dst=D[,ro]   a bind (repeatable)\n"
 	"  --tmpfs PATH[:SIZE]       a tmpfs (repeatable)\n"
+	"  --vdisk PATH:SIZE         an ext4 of SIZE (1m..16t) at PATH, on a loop device\n"
+	"                            over an unnamed sparse file (repeatable, at most 8;\n"
+	"                            needs host root: kern-wait of a root caller makes it)\n"
 	"  --device PATH             a character device bound at the same path\n"
 	"\n"
 	"In a box started by root (without --map-host-root) kern-wait hands it the\n"
@@ -54,6 +57,7 @@ static int fs_main(int argc, char **argv)
 	static struct bind_spec binds[FS_STEP_MAX_ITEMS];
 	static struct tmpfs_spec tmpfs[FS_STEP_MAX_ITEMS];
 	static struct dev_spec devices[FS_STEP_MAX_ITEMS];
+	static struct tmpfs_spec vdisks[FS_STEP_MAX_ITEMS];
 	struct fs_config c = fs_step_defaults;
 	struct chain_fds ch;
 	int next;
@@ -61,6 +65,7 @@ static int fs_main(int argc, char **argv)
 	c.binds = binds;
 	c.tmpfs = tmpfs;
 	c.devices = devices;
+	c.vdisks = vdisks;
 	next = step_args(&fs_step_flags, argc, argv, &c) + 1;
 	if (next >= argc)
 		die("box", "kern-fs: missing `-- NEXT...`");

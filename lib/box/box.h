@@ -69,6 +69,8 @@ struct fs_config {
 	int nbinds;
 	struct tmpfs_spec *tmpfs;
 	int ntmpfs;
+	struct tmpfs_spec *vdisks;	/* vdisks with backend = "disk" (vdisk.h) */
+	int nvdisks;
 	struct dev_spec *devices;
 	int ndevices;
 	int tty;		/* -t: a devpts of the box's own at /dev/pts, /dev/ptmx, /dev/tty */

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -14,14 +15,17 @@
 
 #include "base/diag.h"
 #include "base/fdutil.h"
+#include "base/parse.h"
 #include "base/path.h"
 #include "box/idmount.h"
 #include "box/ns.h"
+#include "box/profiles.h"
 #include "box/supervise.h"
+#include "box/vdisk.h"
 
-/* PID 1 -> supervisor: one host path. */
+/* PID 1 -> supervisor: one host path, or a disk vdisk's size. */
 struct idm_req {
-	char kind;		/* 'L' overlay lower, 'B' bind */
+	char kind;		/* 'L' overlay lower, 'B' bind, 'D' disk vdisk (path: bytes) */
 	char ro;
 	char path[PATH_MAX];	/* NUL-terminated; only what is used is sent */
 };
@@ -63,24 +67,33 @@ static void request_for(struct idm_req *req, const char *src, int lower, int ro,
 	*len = offsetof(struct idm_req, path) + n + 1;
 }
 
-/* The supervisor's next answer, into the oldest request still waiting for
- * one. 0, or -1 with errno (EPROTO for a malformed answer). */
-static int receive_answer(int idm_fd)
+/* One answer from the supervisor into *rep and *fd (-1 unless it carries
+ * a tree). 0, or -1 with errno (EPROTO for a malformed answer). */
+static int receive(int idm_fd, struct idm_reply *rep, int *fd)
 {
-	struct idm_pending *p = &ahead[nanswered];
-	int fd = -1, nfds;
-	long got = recv_fds(idm_fd, &p->rep, sizeof p->rep, &fd, 1, &nfds);
-	if (got != (long)sizeof p->rep || (p->rep.err == 0 && nfds != 1)) {
+	int nfds;
+	*fd = -1;
+	long got = recv_fds(idm_fd, rep, sizeof *rep, fd, 1, &nfds);
+	if (got != (long)sizeof *rep || (rep->err == 0 && nfds != 1)) {
 		if (nfds == 1)
-			close(fd);
+			close(*fd);
+		*fd = -1;
 		errno = got < 0 ? errno : EPROTO;
 		return -1;
 	}
-	if (p->rep.err && nfds == 1) {
-		close(fd);
-		fd = -1;
+	if (rep->err && nfds == 1) {
+		close(*fd);
+		*fd = -1;
 	}
-	p->fd = fd;
+	return 0;
+}
+
+/* The next answer belongs to the oldest request sent ahead still waiting. */
+static int receive_ahead(int idm_fd)
+{
+	struct idm_pending *p = &ahead[nanswered];
+	if (receive(idm_fd, &p->rep, &p->fd) < 0)
+		return -1;
 	p->answered = 1;
 	nanswered++;
 	return 0;
@@ -109,7 +122,7 @@ void idm_forget(int idm_fd)
 {
 	/* Every answer is read before PID 1 closes its end, so that the
 	 * supervisor never writes to a closed socket. */
-	while (nanswered < nahead && receive_answer(idm_fd) == 0)
+	while (nanswered < nahead && receive_ahead(idm_fd) == 0)
 		;
 	for (int i = 0; i < nahead; i++) {
 		if (ahead[i].path && ahead[i].fd >= 0)
@@ -128,14 +141,39 @@ static int pending_index(const struct idm_req *req)
 	return -1;
 }
 
+/* A request not sent ahead, and its answer, which comes after those to
+ * every request that was. */
+static int ask_now(int idm_fd, const struct idm_req *req, size_t len, struct idm_reply *rep, int *fd)
+{
+	while (nanswered < nahead)
+		if (receive_ahead(idm_fd) < 0)
+			return -1;
+	if (send_fds(idm_fd, req, len, NULL, 0) < 0)
+		return -1;
+	return receive(idm_fd, rep, fd);
+}
+
+/* The tree of an answer, or -1 with the supervisor's errno and step. */
+static int answer_tree(const struct idm_reply *rep, int fd, const char **what)
+{
+	static char step[sizeof ((struct idm_reply *)0)->step];
+	if (rep->err) {
+		memcpy(step, rep->step, sizeof step);
+		step[sizeof step - 1] = 0;
+		*what = step;
+		errno = rep->err;
+		return -1;
+	}
+	return fd;
+}
+
 int idm_source(int idm_fd, const char *src, int lower, const struct bind_opts *o, int *tree,
 	       const char **what)
 {
-	static char step[sizeof ((struct idm_reply *)0)->step];
 	struct idm_req req;
 	struct idm_reply rep;
 	size_t len;
-	int fd = -1, nfds, i;
+	int fd = -1, i;
 
 	*tree = 0;
 	*what = "open";
@@ -149,40 +187,30 @@ int idm_source(int idm_fd, const char *src, int lower, const struct bind_opts *o
 	*what = "asking the supervisor for an idmapped mount of";
 	if ((i = pending_index(&req)) >= 0) {
 		while (!ahead[i].answered)
-			if (receive_answer(idm_fd) < 0)
+			if (receive_ahead(idm_fd) < 0)
 				return -1;
 		free(ahead[i].path);
 		ahead[i].path = NULL;
 		rep = ahead[i].rep;
 		fd = ahead[i].fd;
-	} else {
-		/* Not asked for ahead: the answers to what was come first. */
-		while (nanswered < nahead)
-			if (receive_answer(idm_fd) < 0)
-				return -1;
-		if (send_fds(idm_fd, &req, len, NULL, 0) < 0)
-			return -1;
-		long got = recv_fds(idm_fd, &rep, sizeof rep, &fd, 1, &nfds);
-		if (got != (long)sizeof rep || (rep.err == 0 && nfds != 1)) {
-			if (nfds == 1)
-				close(fd);
-			errno = got < 0 ? errno : EPROTO;
-			return -1;
-		}
-		if (rep.err && nfds == 1) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	if (rep.err) {
-		memcpy(step, rep.step, sizeof step);
-		step[sizeof step - 1] = 0;
-		*what = step;
-		errno = rep.err;
+	} else if (ask_now(idm_fd, &req, len, &rep, &fd) < 0) {
 		return -1;
 	}
-	*tree = 1;
+	fd = answer_tree(&rep, fd, what);
+	*tree = fd >= 0;
 	return fd;
+}
+
+int idm_vdisk(int idm_fd, uint64_t size, const char **what)
+{
+	struct idm_req req = {.kind = 'D'};
+	struct idm_reply rep;
+	int fd;
+	snprintf(req.path, sizeof req.path, "%" PRIu64, size);
+	*what = "asking the supervisor for the disk";
+	if (ask_now(idm_fd, &req, offsetof(struct idm_req, path) + strlen(req.path) + 1, &rep, &fd) < 0)
+		return -1;
+	return answer_tree(&rep, fd, what);
 }
 
 int idm_attach(int fd, int tree, int dstfd, const char *dstpath, const struct bind_opts *o,
@@ -199,6 +227,7 @@ struct idm_state {
 	int own;	/* PID 1's user namespace */
 	int helper;	/* `0 BASE 1` + identity, for a range box's binds */
 	pid_t helper_pid;
+	int vdisks;	/* disk vdisks made */
 };
 
 /* The helper child below: it only holds its user namespace until the
@@ -327,6 +356,25 @@ static int make_tree(struct idm_state *st, const struct idm_req *req, const char
 	return tree;
 }
 
+/* A disk vdisk (vdisk.h) of the size PID 1 names, in the box's scratch
+ * directory, its root directory box root's; at most as many as a box has
+ * vdisks. */
+static int make_vdisk(struct idm_state *st, const char *size_text, const struct supervisor *s,
+		      const char **what)
+{
+	unsigned long long size;
+	*what = "disk vdisk request";
+	if (parse_u64(size_text, &size) < 0 || !s || !s->scratch) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (++st->vdisks > PROFILES_MAX_VDISKS) {
+		errno = E2BIG;
+		return -1;
+	}
+	return vdisk_make(s->scratch, size, st->cfg->ids.ubase, st->cfg->ids.gbase, what);
+}
+
 int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg, struct supervisor *s)
 {
 	struct idm_state st = {.pid1 = pid1, .cfg = cfg, .own = -1, .helper = -1, .helper_pid = -1};
@@ -353,8 +401,11 @@ int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg, struct supervis
 		int tree = -1;
 		size_t plen = (size_t)n > offsetof(struct idm_req, path) ?
 				      (size_t)n - offsetof(struct idm_req, path) : 0;
-		if (plen == 0 || req.path[plen - 1] != 0 || (req.kind != 'L' && req.kind != 'B') ||
-		    !path_is_clean_abs(req.path))
+		if (plen == 0 || req.path[plen - 1] != 0)
+			errno = EINVAL;
+		else if (req.kind == 'D')
+			tree = make_vdisk(&st, req.path, s, &what);
+		else if ((req.kind != 'L' && req.kind != 'B') || !path_is_clean_abs(req.path))
 			errno = EINVAL;
 		else
 			tree = make_tree(&st, &req, &what);

@@ -20,11 +20,15 @@
  * uid 1000, and files of box users land on the same subordinate ids as
  * elsewhere.
  *
+ * The same socket carries PID 1's requests for disk vdisks (vdisk.h),
+ * which only host root can make.
+ *
  * The supervisor serves only until PID 1 closes its end, which it does
  * when its root is built, before anything of the workload exists. */
 #ifndef KERN_IDMOUNT_H
 #define KERN_IDMOUNT_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "box/bindmount.h"
@@ -53,6 +57,10 @@ void idm_forget(int idm_fd);
  * flags are set already. Closes nothing. */
 int idm_attach(int fd, int tree, int dstfd, const char *dstpath, const struct bind_opts *o,
 	       const char **what);
+
+/* A disk vdisk of size bytes, made by the supervisor (vdisk.h): the
+ * detached mount, or -1 with errno and *what. */
+int idm_vdisk(int idm_fd, uint64_t size, const char **what);
 
 /* ---- the supervisor's side ---- */
 

@@ -16,6 +16,7 @@
 #include "base/path.h"
 #include "base/toml.h"
 #include "box/profiles.h"
+#include "box/vdisk.h"
 
 /* ^(vcpu|vgpio|vdisk):[A-Za-z0-9][A-Za-z0-9._-]*$, checked by hand: it runs
  * for every bare word of `kern box`, and compiling a regex there cost more
@@ -68,6 +69,7 @@ static int find_config(const char *config_flag, char *out, size_t len, int *expl
 
 struct ctx {
 	const char *path;
+	const struct toml_table *t;	/* the table being checked */
 };
 
 static int bad_at(const struct ctx *x, int line, int col, const char *fmt, ...)
@@ -135,11 +137,25 @@ static int vdisk_path_ok(const char *p)
 	return !path_is_under(c, "/proc") && !path_is_under(c, "/sys") && !path_is_under(c, "/dev");
 }
 
+/* backend = "disk" in the table being checked. */
+static int is_disk(const struct ctx *x)
+{
+	const struct toml_kv *b = toml_get(x->t, "backend");
+	return b && b->v.type == TOML_STRING && strcmp(b->v.s, "disk") == 0;
+}
+
 static int check_vdisk(const struct ctx *x, const struct toml_kv *kv)
 {
 	uint64_t u;
-	if (strcmp(kv->key, "size") == 0)
-		return get_size(x, kv, 1, &u);
+	if (strcmp(kv->key, "size") == 0) {
+		if (get_size(x, kv, 1, &u))
+			return -1;
+		/* mke2fs needs room for its metadata; ext4 keeps files up to 16t. */
+		if (is_disk(x) && (u < VDISK_MIN || u > VDISK_MAX))
+			return bad_at(x, kv->v.line, kv->v.col,
+				      "a vdisk with backend = \"disk\" must have a 'size' from 1m to 16t");
+		return 0;
+	}
 	if (strcmp(kv->key, "path") == 0) {
 		if (want_string(x, kv))
 			return -1;
@@ -151,14 +167,8 @@ static int check_vdisk(const struct ctx *x, const struct toml_kv *kv)
 	if (strcmp(kv->key, "backend") == 0) {
 		if (want_string(x, kv))
 			return -1;
-		/* A loop-mounted disk is not built: refused rather than quietly
-		 * served by a tmpfs the caller did not ask for. */
-		if (strcmp(kv->v.s, "disk") == 0)
-			return bad_at(x, kv->v.line, kv->v.col,
-				      "backend = \"disk\" is not supported by this kern (a vdisk is a tmpfs "
-				      "charged to the box's memory cap); use \"tmpfs\" or leave 'backend' out");
-		if (strcmp(kv->v.s, "tmpfs") != 0)
-			return bad_at(x, kv->v.line, kv->v.col, "'backend' must be \"tmpfs\"");
+		if (strcmp(kv->v.s, "tmpfs") != 0 && strcmp(kv->v.s, "disk") != 0)
+			return bad_at(x, kv->v.line, kv->v.col, "'backend' must be \"tmpfs\" or \"disk\"");
 		return 0;
 	}
 	return bad_at(x, kv->line, kv->col,
@@ -221,8 +231,9 @@ static int check_doc(const struct ctx *x, const struct toml_doc *d)
 					      "%s:%s is defined twice (first at line %d)", t->name,
 					      name->v.s, d->t[j].line);
 		}
+		struct ctx tx = {x->path, t};
 		for (int k = 0; k < t->nkv; k++)
-			if (strcmp(t->kv[k].key, "name") != 0 && check(x, &t->kv[k]))
+			if (strcmp(t->kv[k].key, "name") != 0 && check(&tx, &t->kv[k]))
 				return -1;
 	}
 	return 0;
@@ -273,6 +284,7 @@ static int apply_vdisk(const struct toml_table *t, const char *tok, const char *
 		d.size = (uint64_t)kv->v.i;
 	else
 		(void)parse_size(kv->v.s, 1, &d.size);
+	d.disk = (kv = toml_get(t, "backend")) && strcmp(kv->v.s, "disk") == 0;
 	if ((kv = toml_get(t, "path")))
 		copy_str(d.path, sizeof d.path, kv->v.s);
 	else
@@ -349,7 +361,7 @@ int profiles_resolve(char *const *tokens, int ntokens, const char *config_flag,
 			fatal("box", "%s", err);
 		return -1;
 	}
-	struct ctx x = {path};
+	struct ctx x = {path, NULL};
 	if ((rc = check_doc(&x, &doc)))
 		goto out;
 	for (int i = 0; i < ntokens && !rc; i++) {
@@ -372,6 +384,29 @@ out:
 	if (rc)
 		memset(out, 0, sizeof *out);
 	return rc;
+}
+
+int profiles_disk_backend(struct profiles *p, int root, int map_host_root, int quiet)
+{
+	int ndisk = 0;
+	for (int i = 0; i < p->nvdisks; i++)
+		ndisk += p->vdisks[i].disk;
+	if (!ndisk)
+		return 0;
+	if (root && map_host_root) {
+		fatal("box", "--map-host-root cannot be combined with a vdisk with backend = \"disk\" "
+		      "(the box's namespaces would hold the supervisor that makes the disk); drop one");
+		return -1;
+	}
+	if (root)
+		return 0;
+	for (int i = 0; i < p->nvdisks; i++)
+		p->vdisks[i].disk = 0;
+	if (!quiet)
+		note("backend = \"disk\" needs host root (a loop device): %s vdisk%s %s a tmpfs charged to the "
+		     "box's memory cap instead", ndisk > 1 ? "these" : "this", ndisk > 1 ? "s" : "",
+		     ndisk > 1 ? "are" : "is");
+	return 0;
 }
 
 void profiles_devices_line(const struct profiles *p, char *buf, size_t len)

@@ -14,6 +14,7 @@ struct vdisk {
 	char name[64];
 	uint64_t size;		/* bytes */
 	char path[256];		/* inside the box; default /vdisk/<name> */
+	int disk;		/* backend = "disk": ext4 on a loop device (vdisk.h) */
 };
 
 struct profiles {
@@ -47,6 +48,15 @@ int profiles_resolve(char *const *tokens, int ntokens, const char *config_flag,
  * with *why saying what was refused. profiles_resolve() already checked
  * each device once; kern-fs calls this again at bind time. */
 int vgpio_open(const char *path, const char **why);
+
+/* backend = "disk" is root's (box-cli.md §2.3; root: host root, whose
+ * supervisor stays in the host's namespaces, ns_shifted()): for any other
+ * caller those vdisks become tmpfs ones, said in one note unless quiet. As
+ * root it
+ * cannot go with --map-host-root, whose supervisor lives in the box's
+ * user namespace in the applet chain: refused, `error: box:` printed,
+ * -1 (exit 1). Otherwise 0. */
+int profiles_disk_backend(struct profiles *p, int root, int map_host_root, int quiet);
 
 /* The --show-config lines (box-cli.md §2.4), without a newline:
  * "devices: /dev/a,/dev/b" and "vdisks: name=<bytes>@path,...". */

@@ -27,6 +27,7 @@
 #include "box/mountutil.h"
 #include "box/pty.h"
 #include "box/rootfs.h"
+#include "box/vdisk.h"
 
 #define NOSUID_NODEV (MS_NOSUID | MS_NODEV)
 
@@ -390,10 +391,11 @@ static void apply_binds(int rootfd, const char *root, const struct fs_config *c)
 }
 
 /* --tmpfs and vdisk targets: symlinks on the way are removed, directories
- * created; the target itself must end up a directory. */
-static void mount_tmpfs(int rootfd, const char *root, const char *dst, uint64_t size)
+ * created; the target itself must end up a directory. Returns its O_PATH
+ * descriptor. */
+static int target_dir(int rootfd, const char *root, const char *dst)
 {
-	char path[4096], opts[64], walk[4096];
+	char walk[4096];
 	int cur = dup(rootfd);
 	snprintf(walk, sizeof walk, "%s", dst);
 	for (char *c = walk; cur >= 0 && *c;) {
@@ -418,11 +420,37 @@ static void mount_tmpfs(int rootfd, const char *root, const char *dst, uint64_t 
 		*e = save;
 		c = e;
 	}
+	if (cur < 0)
+		die_setup_errno("dup the root descriptor for %s", dst);
+	return cur;
+}
+
+static void mount_tmpfs(int rootfd, const char *root, const char *dst, uint64_t size)
+{
+	char path[4096], opts[64];
+	int cur = target_dir(rootfd, root, dst);
 	/* On the directory the walk ended on, not on its name again. */
-	if (cur < 0 || mount("tmpfs", fd_path(cur, path, sizeof path), "tmpfs", NOSUID_NODEV,
-			     tmpfs_opts(opts, sizeof opts, "1777", size)) < 0)
+	if (mount("tmpfs", fd_path(cur, path, sizeof path), "tmpfs", NOSUID_NODEV,
+		  tmpfs_opts(opts, sizeof opts, "1777", size)) < 0)
 		die_setup_errno("mount tmpfs on %s%s", root, dst);
 	close(cur);
+}
+
+/* Disk vdisks (vdisk.h), after the tmpfs mounts as before. Where PID 1
+ * makes one itself, the file goes next to its scratch directory, which
+ * the writable layer may cover by now. */
+static void mount_vdisks(int rootfd, const char *root, const struct fs_config *c)
+{
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", c->scratch);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = 0;
+	for (int i = 0; i < c->nvdisks; i++) {
+		int cur = target_dir(rootfd, root, c->vdisks[i].path);
+		vdisk_attach(idm_fd(c), dir, c->vdisks[i].path, c->vdisks[i].size, cur);
+		close(cur);
+	}
 }
 
 static void bind_devices(int rootfd, const char *root, const struct fs_config *c)
@@ -606,6 +634,7 @@ void fs_build(const struct fs_config *c)
 	apply_binds(rootfd, merged, c);
 	for (int i = 0; i < c->ntmpfs; i++)
 		mount_tmpfs(rootfd, merged, c->tmpfs[i].path, c->tmpfs[i].size);
+	mount_vdisks(rootfd, merged, c);
 	bind_devices(rootfd, merged, c);
 	/* A fresh proc for the box pid namespace, mounted while the host's
 	 * fully visible /proc is still in this namespace (the kernel requires

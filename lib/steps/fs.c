@@ -4,6 +4,8 @@
 #include <stdio.h>
 
 #include "box/mountspec.h"
+#include "box/profiles.h"
+#include "box/vdisk.h"
 #include "steps/steps.h"
 
 _Static_assert(sizeof(enum root_kind) == sizeof(int), "--root is stored as an int");
@@ -31,6 +33,19 @@ static int tmpfs_format(const void *item, char *buf, size_t len)
 	const struct tmpfs_spec *t = item;
 	int n = snprintf(buf, len, "%s:%" PRIu64, t->path, t->size);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* A disk vdisk: PATH:SIZE as --tmpfs, with a size mke2fs and ext4 take. */
+static int vdisk_parse(const char *v, void *item, const char **why)
+{
+	const struct tmpfs_spec *t = item;
+	if (parse_tmpfs(v, item, why) < 0)
+		return -1;
+	if (t->size < VDISK_MIN || t->size > VDISK_MAX) {
+		*why = "SIZE must be from 1m to 16t";
+		return -1;
+	}
+	return 0;
 }
 
 static int device_parse(const char *v, void *item, const char **why)
@@ -69,6 +84,9 @@ static const struct flag flags[] = {
 	 .format = bind_format},
 	{.name = "--tmpfs", .kind = FLAG_LIST, .off = FS(tmpfs), .count = FS(ntmpfs), .indirect = 1,
 	 .max_items = FS_STEP_MAX_ITEMS, .elem = sizeof(struct tmpfs_spec), .parse = tmpfs_parse,
+	 .format = tmpfs_format},
+	{.name = "--vdisk", .kind = FLAG_LIST, .off = FS(vdisks), .count = FS(nvdisks), .indirect = 1,
+	 .max_items = PROFILES_MAX_VDISKS, .elem = sizeof(struct tmpfs_spec), .parse = vdisk_parse,
 	 .format = tmpfs_format},
 	{.name = "--device", .kind = FLAG_LIST, .off = FS(devices), .count = FS(ndevices),
 	 .indirect = 1, .max_items = FS_STEP_MAX_ITEMS, .elem = sizeof(struct dev_spec),

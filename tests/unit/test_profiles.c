@@ -113,14 +113,31 @@ TEST(profiles_refuse_undefined_and_bad_tables)
 	CHECK(strstr(errout, "kern.toml:1:1: [[vcpu]] has no name") != NULL);
 	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"1g\"\npath = \"/dev/shm\"\n", small, 1, &p) == -1);
 	CHECK(strstr(errout, "'path' must be an absolute path outside") != NULL);
-	/* No loop-mounted disk is built: backend = "disk" is refused, not
-	 * served by a tmpfs. */
+	/* backend = "disk": recorded, with a size mke2fs and ext4 take
+	 * (1m..16t, whichever key comes first). */
 	char *d[] = {"vdisk:d"};
-	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"1g\"\nbackend = \"disk\"\n", d, 1, &p) == -1);
-	CHECK(strstr(errout, "kern.toml:4:11: backend = \"disk\" is not supported by this kern") != NULL);
+	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"1g\"\nbackend = \"disk\"\n", d, 1, &p) == 0);
+	CHECK(p.nvdisks == 1 && p.vdisks[0].disk == 1 && p.vdisks[0].size == 1ULL << 30);
+	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"512k\"\nbackend = \"disk\"\n", d, 1, &p) == -1);
+	CHECK(strstr(errout, "kern.toml:3:8: a vdisk with backend = \"disk\" must have a 'size' from 1m to 16t") != NULL);
+	CHECK(resolve("[[vdisk]]\nname = \"d\"\nbackend = \"disk\"\nsize = \"17t\"\n", d, 1, &p) == -1);
+	CHECK(strstr(errout, "kern.toml:4:8: a vdisk with backend = \"disk\" must have a 'size' from 1m to 16t") != NULL);
+	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"16t\"\nbackend = \"disk\"\n", d, 1, &p) == 0);
 	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"1g\"\nbackend = \"ext4\"\n", d, 1, &p) == -1);
-	CHECK(strstr(errout, "kern.toml:4:11: 'backend' must be \"tmpfs\"") != NULL);
+	CHECK(strstr(errout, "kern.toml:4:11: 'backend' must be \"tmpfs\" or \"disk\"") != NULL);
 	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"1g\"\nbackend = \"tmpfs\"\n", d, 1, &p) == 0);
+	CHECK(p.nvdisks == 1 && p.vdisks[0].disk == 0);
+	/* Not root: a tmpfs instead, one note; root with --map-host-root: refused. */
+	CHECK(resolve("[[vdisk]]\nname = \"d\"\nsize = \"1g\"\nbackend = \"disk\"\n", d, 1, &p) == 0);
+	fflush(stderr);
+	int saved = dup(2), null = open("/dev/null", O_WRONLY);
+	dup2(null, 2);
+	close(null);
+	CHECK(profiles_disk_backend(&p, 1, 1, 0) == -1);
+	dup2(saved, 2);
+	close(saved);
+	CHECK(profiles_disk_backend(&p, 1, 0, 0) == 0 && p.vdisks[0].disk == 1);
+	CHECK(profiles_disk_backend(&p, 0, 0, 1) == 0 && p.vdisks[0].disk == 0);
 	CHECK(resolve("[[vcpu]]\nname = \"small\"\ncpus = 1 x\n", small, 1, &p) == -1);
 	CHECK(strstr(errout, "kern.toml:3:10: expected the end of the line after the value") != NULL);
 	/* Nothing half-filled is returned on error. */

@@ -10,6 +10,7 @@
 /* Storage for kern-fs's lists, which struct fs_config points to. */
 static struct bind_spec binds[FS_STEP_MAX_ITEMS];
 static struct tmpfs_spec tmpfs[FS_STEP_MAX_ITEMS];
+static struct tmpfs_spec vdisks[FS_STEP_MAX_ITEMS];
 static struct dev_spec devices[FS_STEP_MAX_ITEMS];
 
 /* A config of t's step set to its defaults: a fresh buffer. */
@@ -22,6 +23,7 @@ static void *fresh(const struct flag_table *t)
 		c->binds = binds;
 		c->tmpfs = tmpfs;
 		c->devices = devices;
+		c->vdisks = vdisks;
 	}
 	return cfg;
 }
@@ -179,7 +181,8 @@ TEST(steps_fs)
 			       "--disk", "0", "--ro", "--rootless", "--net-host", "--tty", "--cgroup2",
 			       "--workdir", "/w", "--mount", "type=bind,src=/a,dst=/b",
 			       "--mount", "type=bind,src=/c,dst=/d,ro", "--tmpfs", "/t:16777216",
-			       "--tmpfs", "/vdisk/x:0", "--device", "/dev/null", "--device", "/dev/zero")));
+			       "--tmpfs", "/vdisk/x:0", "--vdisk", "/vdisk/d:8388608", "--vdisk",
+			       "/data:17592186044416", "--device", "/dev/null", "--device", "/dev/zero")));
 	CHECK(round_trips(&fs_step_flags, ARGV("--root", "host", "--hostname", "h")));
 	CHECK(round_trips(&fs_step_flags, ARGV("--root", "bind", "--lower", "/l", "--hostname", "h",
 					       "--disk", "50331648")));
@@ -189,6 +192,14 @@ TEST(steps_fs)
 		      ARGV("--root", "host", "--hostname", "h", "--mount", "type=bind,src=/a,dst=/proc")));
 	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "--tmpfs", ARGV("--tmpfs", "rel:1m")));
 	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "--device", ARGV("--device", "null")));
+	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "from 1m to 16t", ARGV("--vdisk", "/d:0")));
+	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "from 1m to 16t", ARGV("--vdisk", "/d:512k")));
+	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "from 1m to 16t", ARGV("--vdisk", "/d:17t")));
+	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "--vdisk", ARGV("--vdisk", "/proc/d:1m")));
+	CHECK(refuses(&fs_step_flags, FLAG_TOOMANY, "--vdisk",
+		      ARGV("--vdisk", "/a:1m", "--vdisk", "/b:1m", "--vdisk", "/c:1m", "--vdisk", "/d:1m",
+			   "--vdisk", "/e:1m", "--vdisk", "/f:1m", "--vdisk", "/g:1m", "--vdisk", "/h:1m",
+			   "--vdisk", "/i:1m")));
 	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "--disk", ARGV("--disk", "-1")));
 	CHECK(refuses(&fs_step_flags, FLAG_MISSING, "--hostname", ARGV("--root", "host", "--", "x")));
 	CHECK(refuses(&fs_step_flags, FLAG_UNKNOWN, "'--ro=yes'", ARGV("--ro=yes")));
