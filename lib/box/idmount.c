@@ -401,12 +401,12 @@ int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg, struct supervis
 		int tree = -1;
 		size_t plen = (size_t)n > offsetof(struct idm_req, path) ?
 				      (size_t)n - offsetof(struct idm_req, path) : 0;
-		if (plen == 0 || req.path[plen - 1] != 0)
+		int path_req = req.kind == 'L' || req.kind == 'B';
+		if (plen == 0 || req.path[plen - 1] != 0 || (!path_req && req.kind != 'D') ||
+		    (path_req && !path_is_clean_abs(req.path)))
 			errno = EINVAL;
 		else if (req.kind == 'D')
 			tree = make_vdisk(&st, req.path, s, &what);
-		else if ((req.kind != 'L' && req.kind != 'B') || !path_is_clean_abs(req.path))
-			errno = EINVAL;
 		else
 			tree = make_tree(&st, &req, &what);
 		if (tree < 0) {

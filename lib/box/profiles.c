@@ -146,7 +146,7 @@ static int is_disk(const struct ctx *x)
 
 static int check_vdisk(const struct ctx *x, const struct toml_kv *kv)
 {
-	uint64_t u;
+	uint64_t u = 0;
 	if (strcmp(kv->key, "size") == 0) {
 		if (get_size(x, kv, 1, &u))
 			return -1;
