@@ -391,8 +391,10 @@ int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg, struct supervis
 		if (nfds)
 			close(stray[0]);
 		if (n <= 0) {
-			/* End of file: PID 1 has its root (or died, and says why). */
-			rc = n < 0 ? -1 : 0;
+			/* End of file: PID 1 has its root (or died, and says why).
+			 * A PID 1 that died with answers unread resets the socket
+			 * instead: the same end. */
+			rc = n < 0 && errno != ECONNRESET ? -1 : 0;
 			e = errno;
 			break;
 		}
