@@ -372,9 +372,9 @@ int step_args(const struct flag_table *t, int argc, char **argv, void *cfg)
 #define STEP_TEXT(msg, t, fmt)                                                  \
 	do {                                                                    \
 		va_list ap_;                                                    \
-		int n_ = snprintf(msg, sizeof msg, "%s: ", (t)->step);         \
+		int n_ = snprintf((msg), sizeof(msg), "%s: ", (t)->step);       \
 		va_start(ap_, fmt);                                             \
-		vsnprintf(msg + n_, sizeof msg - (size_t)n_, fmt, ap_);         \
+		vsnprintf((msg) + n_, sizeof(msg) - (size_t)n_, (fmt), ap_);    \
 		va_end(ap_);                                                    \
 	} while (0)
 
