@@ -37,6 +37,7 @@
 #include "box/init.h"
 #include "box/logcap.h"
 #include "box/mountspec.h"
+#include "box/nouserns.h"
 #include "box/ns.h"
 #include "box/pid1sync.h"
 #include "box/profiles.h"
@@ -83,6 +84,12 @@ static const char usage[] =
 	"  --no-uid-range         single-id map: box root = you\n"
 	"  --map-host-root        root only: box root is host root (by default it is a\n"
 	"                         subordinate id and binds are idmapped)\n"
+	"  --userns auto|yes|no   root only: no (or auto, where the kernel refuses one)\n"
+	"                         boxes without a user namespace; the workload then\n"
+	"                         runs as --user, the image's non-root USER, or\n"
+	"                         65534:65534, with no capabilities (default auto)\n"
+	"  --workload-is-host-root   without a user namespace: let the workload run\n"
+	"                         as host uid/gid 0 (still no capabilities)\n"
 	"network:\n"
 	"  --net [host|none], --network host|none   host network, or only lo (default)\n"
 	"  --egress-allow D1,D2   only lo, plus an HTTP(S) proxy to these domains\n"
@@ -150,6 +157,7 @@ enum box_flag_id {
 	BF_PLATFORM,
 	BF_HOSTNAME,
 	BF_CONFIG,
+	BF_USERNS,
 };
 
 enum { ARG_NONE, ARG_VALUE, ARG_OPTIONAL };
@@ -190,11 +198,13 @@ static const struct box_flag {
 	{"--platform", NULL, ARG_VALUE, .id = BF_PLATFORM},
 	{"--hostname", NULL, ARG_VALUE, .id = BF_HOSTNAME},
 	{"--config", NULL, ARG_VALUE, .id = BF_CONFIG},
+	{"--userns", NULL, ARG_VALUE, .id = BF_USERNS},
 	{"--net", NULL, ARG_OPTIONAL, .id = BF_NET},
 	{"--ro", "--read-only", ARG_NONE, .set = FLAG_AT(read_only), .val = 1},
 	{"--uid-range", NULL, ARG_NONE, .set = FLAG_AT(uid_range), .val = 1},
 	{"--no-uid-range", NULL, ARG_NONE, .set = FLAG_AT(uid_range), .val = -1},
 	{"--map-host-root", NULL, ARG_NONE, .set = FLAG_AT(map_host_root), .val = 1},
+	{"--workload-is-host-root", NULL, ARG_NONE, .set = FLAG_AT(host_root_workload), .val = 1},
 	{"--require-limits", NULL, ARG_NONE, .set = FLAG_AT(limits.require_limits), .val = 1},
 	{"--allow-uncapped", NULL, ARG_NONE, .set = FLAG_AT(limits.allow_uncapped), .val = 1},
 	{"--show-config", NULL, ARG_NONE, .set = FLAG_AT(show_config), .val = 1},
@@ -404,6 +414,10 @@ static void apply_flag(struct box_args *a, const struct box_flag *fl, const char
 	case BF_CONFIG:
 		a->config = v;
 		break;
+	case BF_USERNS:
+		if ((a->userns = userns_mode_parse(v)) < 0)
+			usage_error("--userns takes auto, yes or no, not '%s'", v);
+		break;
 	case BF_SET:
 		break;
 	}
@@ -581,6 +595,12 @@ static int validate(struct box_args *a)
 		die("image", "bad image reference '%s': %s", a->image, bad);
 	if (a->rootfs && overlaps_state(a->rootfs))
 		die("box", "--rootfs %s overlaps kern's own state", a->rootfs);
+	/* The user namespace (nouserns.h): only root may box without one. */
+	if (a->userns == USERNS_NO && geteuid() != 0)
+		die("box", "--userns=no needs root");
+	if (a->host_root_workload && (geteuid() != 0 || a->userns == USERNS_YES))
+		die("box", "--workload-is-host-root applies only to root's boxes without a user namespace "
+		    "(--userns=no or auto)");
 	/* Network. */
 	if (a->negress) {
 		if (a->net == NET_HOST || a->detach)
@@ -656,6 +676,31 @@ static int validate(struct box_args *a)
 		a->limits.pids = 512;
 	snprintf(a->hostname_buf, sizeof a->hostname_buf, "%.64s", a->hostname ? a->hostname : a->name);
 	return 0;
+}
+
+/* --userns, decided before anything depends on it (the workload's ids,
+ * scratch, the record, the plan). auto probes only for root: a user's box
+ * needs a user namespace and says why it cannot have one. */
+static void choose_userns(struct box_args *a)
+{
+	a->no_userns = a->userns == USERNS_NO;
+	if (a->userns == USERNS_AUTO && geteuid() == 0) {
+		int e = userns_probe();
+		/* Refusals; anything else (ENOMEM, EAGAIN) is no reason to box
+		 * differently: the box's own clone then says what it is. */
+		if (e == EPERM || e == EACCES || e == EINVAL || e == ENOSPC || e == EUSERS) {
+			a->no_userns = 1;
+			a->userns_err = e;
+		}
+	}
+	if (!a->no_userns)
+		return;
+	if (a->ncap_add)
+		die("box", "--cap-add needs a user namespace: without one a kept capability is a host "
+		    "capability (this box has none)");
+	if (a->userns == USERNS_NO && (a->uid_range == 1 || a->map_host_root))
+		die("box", "--userns=no maps no ids: %s does not apply",
+		    a->uid_range == 1 ? "--uid-range" : "--map-host-root");
 }
 
 /* ---- --show-config: byte-identical for identical input ---- */
@@ -799,7 +844,7 @@ static int box_prepare(struct supervisor *s, pid_t pid1)
 	l->sync[1] = -1;
 	if ((rc = ns_map(&l->nc, pid1, &l->ranged)))
 		return rc;
-	if (l->nonroot && !l->ranged) {
+	if (l->nonroot && !l->ranged && !l->nc.no_userns) {
 		setup_failed("--user %u cannot be mapped: the subordinate id range could not be mapped",
 			     (unsigned)l->run.ld.uid);
 		return EXIT_SETUP;
@@ -813,12 +858,14 @@ static int box_prepare(struct supervisor *s, pid_t pid1)
 }
 
 /* Missing absolute -v sources are created 0700, caller-owned (box-cli.md
- * §2.1); --mount sources must exist. Created with the same no-follow walk
+ * §2.1), or, in a box without a user namespace (owner: its workload's
+ * host ids, which write there), owned by the workload; --mount sources
+ * must exist. Created with the same no-follow walk
  * the bind makes later (OT-9): one component at a time from /, mkdirat()
  * in the parent's descriptor, so a symlink on the way (a user's link to a
  * directory only root may write) is refused before anything is made
  * through it. */
-static int prepare_sources(struct box_args *a)
+static int prepare_sources(struct box_args *a, const struct lockdown *owner)
 {
 	for (int i = 0; i < a->nbinds; i++) {
 		struct bind_spec *b = &a->binds[i];
@@ -830,10 +877,18 @@ static int prepare_sources(struct box_args *a)
 		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		int fd = root < 0 ? -1 : mkdir_beneath(root, b->src + 1, 0700);
 		int e = errno;
+		const char *call = "create";
 		if (root >= 0)
 			close(root);
+		if (fd >= 0 && owner && owner->user_set &&
+		    fchownat(fd, "", owner->uid, owner->gid, AT_EMPTY_PATH) < 0) {
+			e = errno;
+			call = "fchownat (to the workload's ids)";
+			close(fd);
+			fd = -1;
+		}
 		if (fd < 0) {
-			setup_failed("create bind source %s: %s%s", b->src, strerror(e),
+			setup_failed("%s bind source %s: %s%s", call, b->src, strerror(e),
 				     e == ELOOP ? " (a component is a symlink; kern never follows one)"
 						: "");
 			return EXIT_SETUP;
@@ -951,11 +1006,19 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 		die_setup("out of memory, or more than %d environment entries", SECCOMP_STEP_MAX_ENV);
 	if (st->user_rc < 0)
 		die_setup("--user %s: %s", st->user, st->user_why);
+	if (a->no_userns && a->userns == USERNS_AUTO)
+		nouserns_note(a->userns_err, st->ld.user_set ? st->ld.uid : 0, st->ld.user_set ? st->ld.gid : 0);
+	if (a->no_userns && st->host_root_ids)
+		warning("--workload-is-host-root: this box has no user namespace and its workload runs as "
+			"host uid %u gid %u (no capabilities): what it writes through binds is root's",
+			st->ld.user_set ? (unsigned)st->ld.uid : 0, st->ld.user_set ? (unsigned)st->ld.gid : 0);
 	l.run.ld = st->ld;
 	l.run.ld.caps = st->sc.caps;
 	l.run.ld.seccomp_mode = st->sc.seccomp_mode;
 	l.run.ld.apparmor = st->sc.apparmor;
 	l.run.ld.restrict_sxid = st->sc.restrict_sxid;
+	l.run.ld.host_ids = a->no_userns;
+	l.run.ld.host_root_ok = st->sc.host_root;
 	memcpy(l.run.ld.ulimits, a->ulimits, sizeof a->ulimits);
 	l.run.ld.nulimits = a->nulimits;
 	int nonroot = st->nonroot;
@@ -972,13 +1035,13 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 		ns_root_ids(&l.nc.ids);
 		ns_give_stdio(l.nc.ids.ubase, l.nc.ids.gbase);
 	}
-	if (nonroot && !ns_range_available(geteuid(), a->map_host_root)) {
+	if (nonroot && !a->no_userns && !ns_range_available(geteuid(), a->map_host_root)) {
 		setup_failed("--user %u:%u cannot be mapped: no subordinate id range for uid %u in "
 			     "/etc/subuid and /etc/subgid (or no newuidmap)", (unsigned)l.run.ld.uid,
 			     (unsigned)l.run.ld.gid, (unsigned)geteuid());
 		return fail_started(&l, EXIT_SETUP);
 	}
-	if ((rc = prepare_sources(a)))
+	if ((rc = prepare_sources(a, a->no_userns ? &st->ld : NULL)))
 		return fail_started(&l, rc);
 
 	if (runtime_root(l.runtime, sizeof l.runtime) < 0)
@@ -997,6 +1060,8 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	rec.caps = st->wait.caps;
 	rec.shifted = l.fs.shifted;
 	rec.restrict_sxid = st->wait.restrict_sxid;
+	rec.no_userns = st->wait.no_userns;
+	rec.host_root = st->wait.host_root;
 	snprintf(rec.user, sizeof rec.user, "%s", st->rec_user);
 	snprintf(rec.lower, sizeof rec.lower, "%s", st->wait.lower ? st->wait.lower : "");
 	for (int i = 0; i < st->wait.nlabels; i++)
@@ -1023,7 +1088,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	test_phase("claim");
 	rc = EXIT_SETUP;
 	/* A shifted box's scratch belongs to its root. */
-	if (scratch_create(l.runtime, a->name, st->wait.overlay, l.range_wanted || nonroot,
+	if (scratch_create(l.runtime, a->name, st->wait.overlay, l.range_wanted || nonroot || a->no_userns,
 			   l.fs.shifted ? &l.nc.ids : NULL, l.scratch, sizeof l.scratch) < 0)
 		goto undo;
 
@@ -1125,6 +1190,7 @@ static int box_main(int argc, char **argv)
 		show_config(&a);
 		return 0;
 	}
+	choose_userns(&a);
 	if (a.plan)
 		return box_plan(&a);
 	if (env_get("KERN_LANDLOCK_REQUIRED"))

@@ -35,6 +35,10 @@ struct box_args {
 	int ncap_drop, ncap_add;
 	int uid_range;		/* 1 --uid-range, -1 --no-uid-range, 0 unset */
 	int map_host_root;
+	int userns;		/* enum userns_mode */
+	int host_root_workload;	/* --workload-is-host-root */
+	int no_userns;		/* decided: root, no user namespace (nouserns.h) */
+	int userns_err;		/* auto: the refused probe's errno */
 	const char *user;
 	const char *entrypoint;
 	int entrypoint_set;
@@ -98,6 +102,7 @@ struct box_steps {
 	int user_rc;			/* -1: not found, user_why says why */
 	char user_why[512];
 	int nonroot;
+	int host_root_ids;		/* no user namespace: the workload is host uid/gid 0 */
 	char rec_user[128];		/* uid:gid[:groups] for the record */
 	struct tmpfs_spec tmpfs[MAX_LIST + PROFILES_MAX_VDISKS];	/* --tmpfs, vdisks */
 	struct tmpfs_spec vdisks[PROFILES_MAX_VDISKS];			/* backend = "disk" */

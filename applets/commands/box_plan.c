@@ -83,6 +83,9 @@ int box_plan(struct box_args *a)
 	st->fs.cgroup2 = statfs("/sys/fs/cgroup", &cgfs) == 0 && cgfs.f_type == CGROUP2_SUPER_MAGIC;
 
 	printf("#!/bin/sh\n# kern box %s: the applet chain, one step per line\n", a->name);
+	if (a->no_userns)
+		printf("# no user namespace: the workload runs as uid %s with no capabilities\n",
+		       st->rec_user[0] ? st->rec_user : "0:0 (--workload-is-host-root)");
 	for (int i = 0; i < a->nenv_files; i++) {
 		printf("exec %d<", 3 + i);
 		sh_word(a->env_files[i]);

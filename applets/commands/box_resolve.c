@@ -5,8 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/diag.h"
 #include "base/strv.h"
 #include "box/envfile.h"
+#include "box/nouserns.h"
 #include "box/users.h"
 #include "egress/egress.h"
 
@@ -110,6 +112,30 @@ static int resolve_env(struct launch *l)
 	return 0;
 }
 
+/* A box without a user namespace (nouserns.h): its ids are the host's.
+ * An explicit --user stands; a root one only with --workload-is-host-root
+ * (else exit 1). The image's USER stands unless it is root; else, and
+ * without a user, 65534:65534, or root with --workload-is-host-root. */
+static void host_identity(const struct box_args *a, struct box_steps *s)
+{
+	int root = !s->ld.user_set || s->ld.uid == 0 || s->ld.gid == 0;
+	for (int i = 0; i < s->ld.ngroups; i++)
+		root |= s->ld.groups[i] == 0;
+	if (root && a->user && !a->host_root_workload)
+		die("box", "--user %s is host uid or gid 0 in a box without a user namespace; "
+		    "--workload-is-host-root allows it", a->user);
+	if (root && !a->host_root_workload) {
+		static const char nobody[] = "65534:65534";
+		s->ld.user_set = 1;
+		s->ld.uid = NOUSERNS_UID;
+		s->ld.gid = NOUSERNS_GID;
+		s->ld.ngroups = 0;
+		s->user = nobody;
+		root = 0;
+	}
+	s->host_root_ids = root;
+}
+
 /* Steps 4-15 as configs (struct box_steps), once the root is known (the
  * image resolved into l->lower and l->icfg). Only the user lookup reads
  * files. Returns 0, or -1 when out of room (an image with too many Env
@@ -126,6 +152,8 @@ int resolve_steps(struct launch *l, enum root_kind root)
 	s->user = a->user ? a->user : (l->icfg.user && *l->icfg.user ? l->icfg.user : NULL);
 	if (s->user)
 		s->user_rc = resolve_user(lower, s->user, &s->ld, s->user_why, sizeof s->user_why);
+	if (a->no_userns && s->user_rc == 0)
+		host_identity(a, s);
 	s->nonroot = s->user_rc < 0 || (s->ld.user_set && (s->ld.uid != 0 || s->ld.gid != 0));
 	user_format(&s->ld, s->rec_user, sizeof s->rec_user);
 
@@ -149,6 +177,12 @@ int resolve_steps(struct launch *l, enum root_kind root)
 	s->ns.range = map == MAP_RANGE ? NS_RANGE_ASKED
 		      : map == MAP_RANGE_PREFERRED ? NS_RANGE_IF_AVAILABLE : NS_RANGE_NO;
 	s->ns.host_root = a->map_host_root;
+	if (a->no_userns) {
+		/* No ids to map: root's --map-host-root and ranges do not apply. */
+		s->ns.no_userns = 1;
+		s->ns.range = NS_RANGE_NO;
+		s->ns.host_root = 0;
+	}
 	if (s->egress)
 		s->ns.egress_fd = PLAN_EGRESS_FD;
 	struct ns_config nc = {.uid = geteuid(), .gid = getegid()};
@@ -157,7 +191,7 @@ int resolve_steps(struct launch *l, enum root_kind root)
 	/* A shifted box (a root caller's, unless --map-host-root) writes host
 	 * files as uid 0 only through idmapped binds: no setuid files there. */
 	int sxid = shifted && writes_host(a);
-	uint64_t caps = sxid ? a->caps & ~LOCKDOWN_SXID_CAPS : a->caps;
+	uint64_t caps = a->no_userns ? 0 : sxid ? a->caps & ~LOCKDOWN_SXID_CAPS : a->caps;
 
 	/* 12: kern-wait, and what it records. */
 	s->wait = wait_step_defaults;
@@ -176,6 +210,8 @@ int resolve_steps(struct launch *l, enum root_kind root)
 	s->wait.user = s->rec_user[0] ? s->rec_user : NULL;
 	s->wait.tty = a->tty;
 	s->wait.restrict_sxid = sxid;
+	s->wait.no_userns = a->no_userns;
+	s->wait.host_root = a->no_userns && s->host_root_ids;
 
 	/* 13-27: kern-fs in PID 1. The cgroup2 view is the caller's to say. */
 	s->fs = fs_step_defaults;
@@ -217,6 +253,7 @@ int resolve_steps(struct launch *l, enum root_kind root)
 	s->sc.caps = caps;
 	s->sc.caps_given = 1;
 	s->sc.restrict_sxid = sxid;
+	s->sc.host_root = a->no_userns && s->host_root_ids;
 	s->sc.user = s->user;
 	s->sc.seccomp_mode = a->seccomp_mode;
 	s->sc.seccomp_given = 1;

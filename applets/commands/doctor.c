@@ -38,7 +38,9 @@ static const char usage[] =
 "namespaces, uid ranges, overlay in a user namespace, the cgroup layout and\n"
 "which caps kern can apply as this user, seccomp, AppArmor, Landlock; each\n"
 "missing piece with its fix. Exit 0 when a capped box can run here, 2 when\n"
-"something a box needs is missing.\n";
+"something a box needs is missing. As root a \"box mode\" row says whether\n"
+"boxes get a user namespace; where the kernel refuses one, root's boxes run\n"
+"without it (kern box --userns=no), which is not counted as a problem.\n";
 
 static int problems;
 
@@ -126,14 +128,23 @@ static void check_userns(int *userns_ok)
 	*userns_ok = e == 0;
 	if (e == 0) {
 		row("user namespaces", "ok", "this user can create them");
+		if (geteuid() == 0)
+			row("box mode", "userns", "boxes get a user namespace (--userns=auto); --userns=no "
+			    "boxes without one");
 		return;
 	}
-	problems++;
 	userns_why(e, &w);
-	row("user namespaces", "NO", "unshare(CLONE_NEWUSER): %s%s%s; no box can start", strerror(e),
-	    w.why[0] ? ": " : "", w.why);
+	/* Root still boxes, without one (box/nouserns.h): not a problem. */
+	int root = geteuid() == 0;
+	if (!root)
+		problems++;
+	row("user namespaces", "NO", "unshare(CLONE_NEWUSER): %s%s%s; %s", strerror(e),
+	    w.why[0] ? ": " : "", w.why, root ? "boxes run without one (root mode)" : "no box can start");
 	if (w.fix[0])
 		fix("%s", w.fix);
+	if (root)
+		row("box mode", "no-userns", "every namespace but the user one; the workload runs as uid "
+		    "65534 (or --user) with no capabilities (--userns=no)");
 }
 
 static void check_ranges(void)
@@ -168,7 +179,7 @@ static void check_ranges(void)
 /* Who box root is on the host (isolation.md §3): the caller, or for root
  * a subordinate id, with the idmapped mounts that needs tried for real on
  * the image cache. */
-static void check_box_root(void)
+static void check_box_root(int userns_ok)
 {
 	char cache[4096];
 	const char *what;
@@ -177,6 +188,11 @@ static void check_box_root(void)
 	if (uid != 0) {
 		row("box root", "ok", "you (uid %u): a box holds no more over host files than you do",
 		    (unsigned)uid);
+		return;
+	}
+	if (!userns_ok) {
+		row("box root", "-", "no user namespace: box root would be host root, so the workload "
+		    "runs as uid 65534 with no capabilities");
 		return;
 	}
 	ns_root_ids(&ids);
@@ -200,7 +216,8 @@ static void check_overlay(int userns_ok)
 {
 	int e;
 	if (!userns_ok) {
-		row("overlay in userns", "-", "needs user namespaces");
+		row("overlay in userns", "-", geteuid() == 0 ? "not needed (no user namespace: root mounts "
+		    "the overlay in the box's mount namespace)" : "needs user namespaces");
 		return;
 	}
 	e = in_child(probe_overlay);
@@ -346,7 +363,7 @@ static int doctor_main(int argc, char **argv)
 	fflush(stdout);
 	check_userns(&userns_ok);
 	check_ranges();
-	check_box_root();
+	check_box_root(userns_ok);
 	check_overlay(userns_ok);
 	fflush(stdout);
 	caps_ok = check_cgroups();

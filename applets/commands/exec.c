@@ -72,6 +72,10 @@ static const char usage[] =
 	"\n"
 	"KERN_STARTED_FD and KERN_ALIVE_FD work as for `kern box`.\n"
 	"\n"
+	"A box without a user namespace (kern box --userns=no): only root may exec\n"
+	"into it; CMD runs as the box's workload ids with no capabilities, and as\n"
+	"uid or gid 0 only if the box had --workload-is-host-root.\n"
+	"\n"
 	"Exit status: CMD's own; 128+N when it was killed by signal N; 127 when CMD\n"
 	"or DIR cannot be used; 126 when CMD is not executable or kern refuses to run\n"
 	"it (`kern: exec: ... - refusing to run`); 1 when there is no such box or for\n"
@@ -282,7 +286,9 @@ static int open_namespaces(struct exec_run *r)
 		if (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino) {
 			close(r->nsfd[i]);
 			r->nsfd[i] = -1;
-			if (box_ns[i].type & (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID))
+			/* A box without a user namespace shares ours (root's). */
+			int own = CLONE_NEWNS | CLONE_NEWPID | (r->rec.no_userns ? 0 : CLONE_NEWUSER);
+			if (box_ns[i].type & own)
 				return refuse(r->alive_fd, "box '%s' does not have its own %s namespace",
 					      r->rec.name, box_ns[i].name);
 		}
@@ -301,6 +307,17 @@ static int prepare(struct exec_run *r)
 			      r->rec.name, r->rec.seccomp);
 	r->ld.seccomp_mode = mode;
 	r->ld.caps = r->rec.caps;
+	if (r->rec.no_userns) {
+		/* Its namespaces belong to the host's user namespace: joining
+		 * them takes root there. The command gets the workload's host
+		 * ids, no capability, and uid 0 only as the box allowed. */
+		if (geteuid() != 0)
+			return refuse(r->alive_fd, "box '%s' runs without a user namespace; only root can "
+				      "exec into it", r->rec.name);
+		r->ld.host_ids = 1;
+		r->ld.host_root_ok = r->rec.host_root;
+		r->ld.caps = 0;
+	}
 	r->ld.restrict_sxid = r->rec.restrict_sxid;
 	r->ld.apparmor = r->rec.apparmor[0] ? r->rec.apparmor : NULL;
 	for (int i = 0; i < r->rec.nulimits; i++)

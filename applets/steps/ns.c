@@ -13,7 +13,7 @@
 
 static const char usage[] =
 	"usage: kern-ns [--net] [--uid-range | --uid-range-if-available] [--map-host-root]\n"
-	"               [--egress-fd N] -- NEXT...\n"
+	"               [--no-userns] [--egress-fd N] -- NEXT...\n"
 	"\n"
 	"Unshare the user, pid, uts and ipc namespaces, and the network namespace\n"
 	"unless --net (keep the host network), write the id maps, then exec NEXT in\n"
@@ -24,6 +24,9 @@ static const char usage[] =
 	"                             it cannot be had; then a single-id map)\n"
 	"  --uid-range-if-available   the same, silently\n"
 	"  --map-host-root            as root: box root is host root (see below)\n"
+	"  --no-userns                root only: no user namespace and no maps, for\n"
+	"                             kernels that refuse one (kern box --userns=no);\n"
+	"                             NEXT must be kern-wait --no-userns\n"
 	"  --egress-fd N              the kern-egress control descriptor: the box's\n"
 	"                             127.0.0.1:3128 listener is handed to the proxy\n"
 	"\n"
@@ -56,6 +59,10 @@ static int ns_main(int argc, char **argv)
 		step_die(&ns_step_flags, "missing `-- NEXT...`");
 	ns_step_config(&st, &cfg);
 	int egress_fd = st.egress_fd;
+	if (cfg.no_userns && geteuid() != 0)
+		die("box", "kern-ns: --no-userns needs root (box root would be the caller)");
+	if (cfg.no_userns && (cfg.range || cfg.host_root))
+		die("box", "kern-ns: --no-userns maps no ids: --uid-range and --map-host-root do not apply");
 	if (ns_shifted(&cfg)) {
 		/* Deferred namespaces exist only if kern-wait comes next: any
 		 * other NEXT would run on the host's namespaces. Fail closed. */
@@ -76,7 +83,7 @@ static int ns_main(int argc, char **argv)
 	int rc = ns_enter(&cfg, egress_fd, &ranged);
 	if (rc)
 		return rc;
-	setenv(NS_MAP_ENV, ranged ? "range" : !cfg.range ? "single" :
+	setenv(NS_MAP_ENV, cfg.no_userns ? "none" : ranged ? "range" : !cfg.range ? "single" :
 			   cfg.range_explicit ? "single-asked" : "single-silent", 1);
 	exec_next(argv + next);
 	step_die_setup_errno(&ns_step_flags, "exec %s", argv[next]);

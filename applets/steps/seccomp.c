@@ -18,6 +18,7 @@
 #include "box/chain.h"
 #include "box/envfile.h"
 #include "box/init.h"
+#include "box/ns.h"
 #include "box/report.h"
 #include "box/users.h"
 #include "lockdown/lockdown.h"
@@ -42,6 +43,13 @@ static const char usage[] =
 	"                       of the box's /dev/pts; its master goes to kern-wait\n"
 	"  --restrict-sxid      no setuid/setgid files and no CAP_SETFCAP (a root\n"
 	"                       caller's box writing host files through idmapped binds)\n"
+	"  --workload-is-host-root   without a user namespace, allow CMD to run as\n"
+	"                       host uid 0 or gid 0 (still no capabilities)\n"
+	"\n"
+	"In the initial user namespace (after kern-ns --no-userns) the ids are the\n"
+	"host's: every capability set is emptied whatever --caps says, no_new_privs\n"
+	"is set, and CMD is refused (125) if it would run as uid or gid 0 without\n"
+	"--workload-is-host-root, or if any capability is left.\n"
 	"\n"
 	"The environment starts empty but for PATH, HOME=/root, TERM=xterm and\n"
 	"HOSTNAME. Setup failures exit 125; a command that cannot be started 126\n"
@@ -102,6 +110,13 @@ static int seccomp_main(int argc, char **argv)
 		close(root);
 	}
 	if (rc.ld.user_set && (rc.ld.uid || rc.ld.gid))
+		rc.ld.caps = 0;
+	/* In the initial user namespace (kern-ns --no-userns) the ids and
+	 * capabilities are the host's: none kept, and uid 0 is refused
+	 * unless --workload-is-host-root. */
+	rc.ld.host_ids = ns_initial_userns();
+	rc.ld.host_root_ok = c.host_root;
+	if (rc.ld.host_ids)
 		rc.ld.caps = 0;
 	rc.env = env.v;
 	/* init overwrites this process's argv (/proc/1/cmdline): the command

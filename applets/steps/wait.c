@@ -39,7 +39,11 @@ static const char usage[] =
 	"  --tty                   relay the pty kern-seccomp --tty makes to this\n"
 	"                          terminal (raw mode while the box runs)\n"
 	"  --image REF, --label K=V, --seccomp MODE, --caps HEX, --user UID:GID,\n"
-	"  --restrict-sxid         recorded for `kern ps` and `kern exec`\n"
+	"  --restrict-sxid, --workload-is-host-root\n"
+	"                          recorded for `kern ps` and `kern exec`\n"
+	"  --no-userns             root only, after kern-ns --no-userns: the box has no\n"
+	"                          user namespace (recorded; upper/ is made 0755 for\n"
+	"                          the workload's unprivileged host uid)\n"
 	"  --lower DIR             the root's lower directory, recorded so that image\n"
 	"                          garbage collection keeps it while the box runs\n"
 	"\n"
@@ -140,6 +144,8 @@ static void record_flags(struct wait_args *w)
 	snprintf(w->rec.user, sizeof w->rec.user, "%s", c->user ? c->user : "");
 	w->rec.caps = c->caps;
 	w->rec.restrict_sxid = c->restrict_sxid;
+	w->rec.no_userns = c->no_userns;
+	w->rec.host_root = c->host_root;
 	for (int i = 0; i < c->nlabels; i++)
 		w->rec.labels[i] = c->labels[i];
 	w->rec.nlabels = c->nlabels;
@@ -159,7 +165,13 @@ static int wait_main(int argc, char **argv)
 	w.next = argv + next;
 	/* From kern-ns: the map it wrote. Never passed on to the box. */
 	const char *map_env = getenv(NS_MAP_ENV);
-	int range_wanted = map_env && strcmp(map_env, "single") != 0;
+	/* --no-userns only after kern-ns --no-userns: otherwise PID 1 would
+	 * run in the host's pid namespace, or as a subordinate id. */
+	if (w.c.no_userns && (geteuid() != 0 || !map_env || strcmp(map_env, "none") != 0))
+		die_setup("kern-wait: --no-userns needs root and kern-ns --no-userns before it");
+	if (!w.c.no_userns && map_env && !strcmp(map_env, "none"))
+		die_setup("kern-wait: kern-ns --no-userns made no user namespace: kern-wait needs --no-userns too");
+	int range_wanted = map_env && strcmp(map_env, "single") != 0 && strcmp(map_env, "none") != 0;
 	int silent_single = map_env && !strcmp(map_env, "single-silent");
 	unsetenv(NS_MAP_ENV);
 	if ((rc = read_defer(&w)))
@@ -180,7 +192,7 @@ static int wait_main(int argc, char **argv)
 		return rc;
 	char scratch[4096];
 	if (scratch_create(w.c.runtime, w.c.name, w.c.overlay,
-			   range_wanted || w.rec.user[0] != 0 || (w.deferred && w.nc.range),
+			   range_wanted || w.rec.user[0] != 0 || (w.deferred && w.nc.range) || w.c.no_userns,
 			   w.deferred ? &w.nc.ids : NULL, scratch, sizeof scratch) < 0 ||
 	    (rc = cg_open(w.c.name, getpid(), &w.c.limits, &cg)) != 0) {
 		rmtree(w.rec.scratch);

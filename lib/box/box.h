@@ -89,6 +89,7 @@ struct ns_config {
 	int range;		/* map a subordinate range */
 	int range_explicit;	/* --uid-range: warn when it cannot be had */
 	int host_root;		/* --map-host-root: a root caller's box root is host root */
+	int no_userns;		/* root, no user namespace at all (nouserns.h): no maps */
 	struct ns_ids ids;	/* a shifted box's, read once (ns_root_ids) */
 	uid_t uid;		/* the caller, outside */
 	gid_t gid;

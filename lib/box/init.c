@@ -169,6 +169,15 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 		alive_fail();
 		_exit(EXIT_SETUP);
 	}
+	/* A uid change (--user; every box without a user namespace) cleared
+	 * the parent-death signal and reset dumpable to fs.suid_dumpable: set
+	 * both again, then make sure the supervisor did not die in between. */
+	if (rc->ld.user_set) {
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (report_fd >= 0 && peer_closed(report_fd))
+			_exit(EXIT_SETUP);
+	}
 	if (!seccomp_installed())
 		die_setup("the seccomp filter is not installed in PID 1; refusing to run the workload");
 	/* /proc/1/cmdline is readable by everything in the box: kern's argv

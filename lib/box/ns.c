@@ -148,7 +148,7 @@ static int range_map(pid_t target, const struct ns_config *cfg, const struct ran
  * the whole identity. Root of a user namespace (unshare -r, a rootless
  * container) is some user on the host: its boxes map box root to it, as
  * any user's do, and it could not map a subordinate range anyway. */
-static int initial_userns(void)
+int ns_initial_userns(void)
 {
 	static int known = -1;
 	if (known < 0) {
@@ -210,7 +210,7 @@ int ns_box_root(pid_t pid, unsigned long *uid, unsigned long *gid)
 
 int ns_shifted(const struct ns_config *cfg)
 {
-	return cfg->uid == 0 && !cfg->host_root && initial_userns();
+	return !cfg->no_userns && cfg->uid == 0 && !cfg->host_root && ns_initial_userns();
 }
 
 void ns_root_ids(struct ns_ids *ids)
@@ -318,7 +318,7 @@ static void single_map_warning(const struct ns_config *cfg, int failed)
 
 int ns_flags(const struct ns_config *cfg)
 {
-	return CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC |
+	return (cfg->no_userns ? 0 : CLONE_NEWUSER) | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC |
 	       (cfg->net_host ? 0 : CLONE_NEWNET);
 }
 
@@ -327,6 +327,8 @@ int ns_map(const struct ns_config *cfg, pid_t target, int *ranged)
 	struct range r;
 	char proc[32];
 	*ranged = 0;
+	if (cfg->no_userns)
+		return 0;	/* no user namespace, no maps */
 	if (ns_shifted(cfg))
 		return shifted_map(target, cfg, ranged);
 	if (cfg->range && have_range(cfg, &r)) {
@@ -355,6 +357,17 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 		 * as a subordinate id: kern-wait makes them for PID 1 instead. */
 		setup_failed("internal: kern-ns was asked to enter a shifted root map in-process");
 		return EXIT_SETUP;
+	}
+	if (cfg->no_userns) {
+		/* Root without a user namespace: the rest, and no maps. */
+		if (unshare(flags) < 0) {
+			setup_failed_errno("unshare(CLONE_NEWPID|CLONE_NEWUTS|CLONE_NEWIPC%s)",
+					   cfg->net_host ? "" : "|CLONE_NEWNET");
+			return EXIT_SETUP;
+		}
+		if (egress_ctl >= 0)
+			egress_attach(egress_ctl);
+		return 0;
 	}
 	if (cfg->range && have_range(cfg, &r)) {
 		if (pipe2(go, O_CLOEXEC) < 0) {

@@ -38,6 +38,9 @@ int ns_range_available(uid_t uid, int host_root);
 #define NS_ROOT_BASE 2130706432UL
 #define NS_ROOT_COUNT 65536UL
 int ns_shifted(const struct ns_config *cfg);
+/* 1 when this process is in the initial user namespace (its uid_map is
+ * the whole identity): its ids and capabilities are the host's. */
+int ns_initial_userns(void);
 /* The range of root's boxes now; a box reads it once into its
  * ns_config.ids, so that its maps, scratch and idmaps agree even if
  * /etc/subuid changes meanwhile. */
@@ -68,7 +71,8 @@ extern const char single_map_note[];
  * which map was written. kern-wait reads and unsets it, so it never reaches
  * the box. Values: "range"; "single" (none asked for); "single-asked"
  * (--uid-range could not be had; kern-ns warned); "single-silent" (a range
- * was merely preferred and could not be had). */
+ * was merely preferred and could not be had); "none" (--no-userns: no user
+ * namespace). */
 #define NS_MAP_ENV "KERN_NS_MAP"
 
 /* kern-ns for a shifted box: no namespace made, the ones to make for

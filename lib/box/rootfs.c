@@ -25,6 +25,7 @@
 #include "box/bindmount.h"
 #include "box/idmount.h"
 #include "box/mountutil.h"
+#include "box/nouserns.h"
 #include "box/pty.h"
 #include "box/rootfs.h"
 #include "box/vdisk.h"
@@ -606,9 +607,20 @@ void fs_build(const struct fs_config *c)
 	/* 18 */
 	if (sethostname(c->hostname, strnlen(c->hostname, 64)) < 0)
 		die_setup_errno("sethostname");
-	/* 19: nothing below may propagate back to the host. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		die_setup_errno("make / private");
+	/* 19: nothing below may propagate back to the host. EINVAL: "/" is
+	 * not a mount point (a chroot into a plain directory, where the
+	 * pivot below would fail the same way): it becomes one first. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		const char *what = "mount(/, MS_REC|MS_PRIVATE)";
+		if (errno != EINVAL)
+			die_setup_errno("make / private: %s", what);
+		if (nouserns_root_mount(&what) < 0)
+			die_setup_errno("make / private: / is not a mount point (a chroot?): %s%s", what,
+					errno == ENOSYS ? " (Linux 5.2 or later makes it one; else bind-mount "
+							  "the chroot directory onto itself before chroot(8))" : "");
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			die_setup_errno("make / private: mount(/, MS_REC|MS_PRIVATE), after making / a mount point");
+	}
 	/* 20 */
 	snprintf(scratch, sizeof scratch, "%s", c->scratch);
 	if (c->shifted) {

@@ -1,11 +1,13 @@
 /* Capabilities and the user switch (isolation.md §5, §2.7 step 31). */
 #include <errno.h>
 #include <grp.h>
+#include <linux/securebits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/parse.h"
@@ -170,8 +172,17 @@ int caps_apply(const struct lockdown *ld, char *why)
 	uint64_t range = top >= 63 ? ~0ULL : BIT(top + 1) - 1, held;
 	if (permitted(&held, why) < 0)
 		return -1;
-	/* A non-root user ends with every set empty, bounding included. */
-	uint64_t keep = (ld->user_set && ld->uid != 0) ? 0 : ld->caps & range & held;
+	/* A non-root user ends with every set empty, bounding included; so
+	 * does every process of a box without a user namespace. */
+	uint64_t keep = ld->host_ids || (ld->user_set && ld->uid != 0) ? 0 : ld->caps & range & held;
+	/* Host ids: uid 0 gains no capability at exec and the kernel's
+	 * uid-change fixup stays on, for good (needs CAP_SETPCAP, so first). */
+	if (ld->host_ids &&
+	    prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP_LOCKED |
+					 SECBIT_KEEP_CAPS_LOCKED, 0, 0, 0) < 0) {
+		snprintf(why, WHY_MAX, "prctl(PR_SET_SECUREBITS): %s", strerror(errno));
+		return -1;
+	}
 	/* Bounding first: dropping needs CAP_SETPCAP, which the uid change
 	 * and capset below may take away. */
 	if (drop_bounding(keep, why) < 0)
@@ -179,4 +190,55 @@ int caps_apply(const struct lockdown *ld, char *why)
 	if (ld->user_set && switch_user(ld, why) < 0)
 		return -1;
 	return set_sets(keep, why);
+}
+
+int caps_verify_host(const struct lockdown *ld, char *why)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2] = {{0}};
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0) {
+		snprintf(why, WHY_MAX, "getresuid: %s", strerror(errno));
+		return -1;
+	}
+	if (!ld->host_root_ok && (ru == 0 || eu == 0 || su == 0 || rg == 0 || eg == 0 || sg == 0)) {
+		snprintf(why, WHY_MAX, "host uid %u gid %u without a user namespace needs "
+			 "--workload-is-host-root", (unsigned)eu, (unsigned)eg);
+		return -1;
+	}
+	gid_t groups[LOCKDOWN_MAX_GROUPS + 1];
+	int ng = getgroups(LOCKDOWN_MAX_GROUPS + 1, groups);
+	for (int i = 0; !ld->host_root_ok && i < ng; i++)
+		if (groups[i] == 0) {
+			snprintf(why, WHY_MAX, "host group 0 without a user namespace needs "
+				 "--workload-is-host-root");
+			return -1;
+		}
+	if (ng < 0) {
+		snprintf(why, WHY_MAX, "getgroups: %s", strerror(errno));
+		return -1;
+	}
+	if (syscall(SYS_capget, &h, d) < 0) {
+		snprintf(why, WHY_MAX, "capget: %s", strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < 2; i++)
+		if (d[i].effective || d[i].permitted || d[i].inheritable) {
+			snprintf(why, WHY_MAX, "capabilities left without a user namespace, where they are "
+				 "the host's (CapEff %08x%08x, CapPrm %08x%08x)",
+				 d[1].effective, d[0].effective, d[1].permitted, d[0].permitted);
+			return -1;
+		}
+	for (int n = 0; n < 64; n++) {
+		int b = prctl(PR_CAPBSET_READ, n, 0, 0, 0);
+		if (b < 0)
+			break;	/* EINVAL: past the kernel's last capability */
+		if (b == 1 || prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, n, 0, 0) == 1) {
+			snprintf(why, WHY_MAX, "capability %d left in the bounding or ambient set without a "
+				 "user namespace, where it is the host's", n);
+			return -1;
+		}
+	}
+	return 0;
 }

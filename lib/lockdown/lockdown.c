@@ -146,6 +146,8 @@ int lockdown_apply(const struct lockdown *ld, int for_exec)
 		snprintf(why, sizeof why, "prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
 		return refuse(for_exec, why);
 	}
+	if (ld->host_ids && caps_verify_host(ld, why) < 0)
+		return refuse(for_exec, why);
 	/* The stacked filter first: loading it needs seccomp(2), which the
 	 * main program need not allow. */
 	if (ld->restrict_sxid && seccomp_load_sxid(why) < 0)

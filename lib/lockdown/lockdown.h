@@ -53,6 +53,14 @@ struct lockdown {
 	 * (chmod family, O_CREAT/O_TMPFILE, mknod; openat2 ENOSYS), and
 	 * LOCKDOWN_SXID_CAPS are dropped whatever caps says. */
 	int restrict_sxid;
+	/* No user namespace (box/nouserns.h): these ids and capabilities are
+	 * the host's. Every capability set ends empty whatever caps says,
+	 * the securebits keep uid 0 from regaining any at exec, and
+	 * lockdown_apply() checks the result: no capability, no_new_privs,
+	 * and a uid and gid other than 0 unless host_root_ok
+	 * (--workload-is-host-root). */
+	int host_ids;
+	int host_root_ok;
 };
 
 /* The capability restrict_sxid takes away: CAP_SETFCAP, since a file

@@ -12,6 +12,9 @@
 int ulimits_apply(const struct ulimit_spec *u, int n, char *why);
 /* Bounding set, uid/gid/groups, effective/permitted/inheritable, ambient. */
 int caps_apply(const struct lockdown *ld, char *why);
+/* ld->host_ids: no capability in any set (bounding and ambient too), and
+ * no uid or gid 0 unless ld->host_root_ok, read back from the kernel. */
+int caps_verify_host(const struct lockdown *ld, char *why);
 /* Loads the prebuilt program of this mode for the native architecture
  * with one seccomp(2) call (prctl(2) where seccomp(2) is missing). */
 int seccomp_load(int mode, char *why);

@@ -151,6 +151,11 @@ static int write_record(const char *runtime, const struct box_record *rec, char 
 	put(f, "shifted", num);
 	snprintf(num, sizeof num, "%d", rec->restrict_sxid);
 	put(f, "restrict_sxid", num);
+	/* Only for a box without a user namespace: other records keep their bytes. */
+	if (rec->no_userns)
+		put(f, "userns", "no");
+	if (rec->host_root)
+		put(f, "workload_is_host_root", "1");
 	put(f, "lower", rec->lower);
 	put(f, "scratch", rec->scratch);
 	snprintf(num, sizeof num, "%d", rec->byte1);
@@ -447,6 +452,10 @@ int records_load(const char *runtime, const char *name, struct box_record *rec)
 			rec->shifted = strcmp(v, "1") == 0;
 		} else if (strcmp(line, "restrict_sxid") == 0) {
 			rec->restrict_sxid = strcmp(v, "1") == 0;
+		} else if (strcmp(line, "userns") == 0) {
+			rec->no_userns = strcmp(v, "no") == 0;
+		} else if (strcmp(line, "workload_is_host_root") == 0) {
+			rec->host_root = strcmp(v, "1") == 0;
 		} else if (strcmp(line, "lower") == 0) {
 			COPY(lower, v);
 		} else if (strcmp(line, "scratch") == 0) {

@@ -36,6 +36,11 @@ struct box_record {
 	 * setuid/setgid files filter where the box has it (lockdown.h). */
 	int shifted;
 	int restrict_sxid;
+	/* Root's box without a user namespace (box/nouserns.h): kern exec
+	 * joins the rest, as root only, with the workload's host ids and no
+	 * capability; uid 0 only if the box had --workload-is-host-root. */
+	int no_userns;
+	int host_root;
 	char lower[PATH_MAX];
 	char scratch[PATH_MAX];
 	int byte1;			/* memory enforcement, for kern exec */

@@ -10,6 +10,7 @@ static const struct flag flags[] = {
 	{.name = "--uid-range-if-available", .kind = FLAG_SET, .off = offsetof(struct ns_step, range),
 	 .val = NS_RANGE_IF_AVAILABLE},
 	{.name = "--map-host-root", .kind = FLAG_SET, .off = offsetof(struct ns_step, host_root)},
+	{.name = "--no-userns", .kind = FLAG_SET, .off = offsetof(struct ns_step, no_userns)},
 	{.name = "--egress-fd", .kind = FLAG_INT, .off = offsetof(struct ns_step, egress_fd),
 	 .max = 1 << 20},
 };
@@ -26,4 +27,5 @@ void ns_step_config(const struct ns_step *s, struct ns_config *nc)
 	nc->range = s->range != NS_RANGE_NO;
 	nc->range_explicit = s->range == NS_RANGE_ASKED;
 	nc->host_root = s->host_root;
+	nc->no_userns = s->no_userns;
 }

@@ -22,6 +22,7 @@ static const struct flag flags[] = {
 	 .tag = SECCOMP_ENV_FILE},
 	{.name = "--caps", .kind = FLAG_HEX, .off = SC(caps), .given = FLAG_GIVEN(struct seccomp_step, caps_given)},
 	{.name = "--restrict-sxid", .kind = FLAG_SET, .off = SC(restrict_sxid)},
+	{.name = "--workload-is-host-root", .kind = FLAG_SET, .off = SC(host_root)},
 	{.name = "--user", .kind = FLAG_STR, .off = SC(user)},
 	{.name = "--seccomp", .kind = FLAG_WORD, .off = SC(seccomp_mode), .words = modes,
 	 .given = FLAG_GIVEN(struct seccomp_step, seccomp_given)},

@@ -37,6 +37,7 @@ struct ns_step {
 	int net_host;
 	int range;		/* enum ns_range */
 	int host_root;
+	int no_userns;		/* root: every namespace but the user one (nouserns.h) */
 	int egress_fd;		/* -1: none */
 };
 extern const struct flag_table ns_step_flags;
@@ -57,6 +58,8 @@ struct wait_step {
 	uint64_t caps;
 	const char *user;		/* uid:gid[:groups], as recorded */
 	int tty, restrict_sxid;
+	int no_userns;			/* kern-ns --no-userns came before */
+	int host_root;			/* --workload-is-host-root, recorded for kern exec */
 };
 extern const struct flag_table wait_step_flags;
 extern const struct wait_step wait_step_defaults;
@@ -74,6 +77,7 @@ struct seccomp_step {
 	uint64_t caps;
 	int caps_given;		/* else kern's default set */
 	int restrict_sxid;
+	int host_root;		/* --workload-is-host-root (no user namespace) */
 	const char *user;
 	int seccomp_mode;
 	int seccomp_given;

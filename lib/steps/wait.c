@@ -23,6 +23,8 @@ static const struct flag flags[] = {
 	{.name = "--user", .kind = FLAG_STR, .off = offsetof(struct wait_step, user)},
 	{.name = "--tty", .kind = FLAG_SET, .off = offsetof(struct wait_step, tty)},
 	{.name = "--restrict-sxid", .kind = FLAG_SET, .off = offsetof(struct wait_step, restrict_sxid)},
+	{.name = "--no-userns", .kind = FLAG_SET, .off = offsetof(struct wait_step, no_userns)},
+	{.name = "--workload-is-host-root", .kind = FLAG_SET, .off = offsetof(struct wait_step, host_root)},
 };
 
 const struct wait_step wait_step_defaults;
