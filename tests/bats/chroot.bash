@@ -50,7 +50,9 @@ chroot_make() {
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$CHROOT/etc/group"
 	# Device nodes of its own, never a bind of the host's /dev: removing
 	# the tree must not be able to reach host device nodes.
+	# The nodes a box's /dev binds (kern-fs), as a board's devtmpfs has them.
 	mknod -m 666 "$CHROOT/dev/null" c 1 3 && mknod -m 666 "$CHROOT/dev/zero" c 1 5 &&
+		mknod -m 666 "$CHROOT/dev/full" c 1 7 && mknod -m 444 "$CHROOT/dev/random" c 1 8 &&
 		mknod -m 444 "$CHROOT/dev/urandom" c 1 9 || return 1
 	mkrootfs "$CHROOT/rootfs" >/dev/null || return 1
 	chroot_mount_proc
