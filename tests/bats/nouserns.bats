@@ -157,6 +157,16 @@ IDENT_NOBODY=$'65534\n65534\n65534\nCapInh:\t0000000000000000\nCapPrm:\t00000000
 has_line() { grep -qxF -- "$1" <<<"$output" || { echo "no line '$1' in:"; echo "$output"; return 1; }; }
 lacks_line() { ! grep -qxF -- "$1" <<<"$output" || { echo "a line '$1' in:"; echo "$output"; return 1; }; }
 
+# detached NAME: as root in the chroot, box NAME (sleep 300) with -d and
+# its cgroups in place; sup is its supervisor's pid, alive.
+detached() {
+	chroot_mount_cgroups
+	run chroot_run /kern box "$1" -d -q --rootfs /rootfs -- sleep 300
+	assert_status 0
+	sup=$(sup_of "$1")
+	[ -n "$sup" ] && kill -0 "$sup"
+}
+
 sup_of() { awk -F'\t' '$1 == "supervisor" { print $2 }' "$CHROOT/tmp/kern-0/instances/$1"; }
 
 @test "nouserns: as root in the chroot kern box boxes without a user namespace: one note naming the chroot, the workload uid 65534 with no capabilities, no_new_privs and seccomp" {
@@ -258,12 +268,8 @@ sup_of() { awk -F'\t' '$1 == "supervisor" { print $2 }' "$CHROOT/tmp/kern-0/inst
 }
 
 @test "nouserns: the supervisor is out of reach: not visible, not signalable, and kill -KILL -1 in the box leaves it and PID 1 running" {
-	chroot_mount_cgroups
-	run chroot_run /kern box sup -d -q --rootfs /rootfs -- sleep 300
-	assert_status 0
 	local sup
-	sup=$(sup_of sup)
-	[ -n "$sup" ] && kill -0 "$sup"
+	detached sup
 	run --separate-stderr chroot_run /kern box t -q -e SUP="$sup" --rootfs /rootfs -- sh -c \
 		'kill -0 $SUP 2>/dev/null && echo ESCAPE signal; [ -e /proc/$SUP/status ] && echo ESCAPE visible; kill -KILL -1; echo survived'
 	assert_status 0
@@ -344,12 +350,8 @@ sup_of() { awk -F'\t' '$1 == "supervisor" { print $2 }' "$CHROOT/tmp/kern-0/inst
 }
 
 @test "nouserns: SIGKILL of the supervisor leaves no process, no mount, and (after the next start's sweep) no box cgroup" {
-	chroot_mount_cgroups
-	run chroot_run /kern box gone -d -q --rootfs /rootfs -- sleep 300
-	assert_status 0
 	local sup
-	sup=$(sup_of gone)
-	[ -n "$sup" ]
+	detached gone
 	[ -n "$(chroot_procs)" ]
 	kill -KILL "$sup"
 	for _ in $(seq 50); do [ -z "$(chroot_procs)" ] && break; sleep 0.1; done
@@ -363,9 +365,8 @@ sup_of() { awk -F'\t' '$1 == "supervisor" { print $2 }' "$CHROOT/tmp/kern-0/inst
 }
 
 @test "nouserns: kern exec into a box without a user namespace: root only; the record's uid, no capability, no_new_privs, seccomp; -u 0 refused" {
-	chroot_mount_cgroups
-	run chroot_run /kern box ex -d -q --rootfs /rootfs -- sleep 300
-	assert_status 0
+	local sup
+	detached ex
 	grep -qx $'userns\tno' "$CHROOT/tmp/kern-0/instances/ex"
 	run --separate-stderr chroot_run /kern exec ex -- sh -c "$IDENT"
 	assert_status 0
@@ -379,7 +380,8 @@ sup_of() { awk -F'\t' '$1 == "supervisor" { print $2 }' "$CHROOT/tmp/kern-0/inst
 	run --separate-stderr chroot_run_as 65534:65534 /kern exec ex -- id -u
 	[ "$status" -ne 0 ]
 	[ -z "$output" ]
-	kill -TERM "$(sup_of ex)"
+	kill -TERM "$sup"
+	for _ in $(seq 50); do [ -z "$(chroot_procs)" ] && break; sleep 0.1; done
 }
 
 @test "nouserns: --plan prints the chain of this mode (kern-ns --no-userns, kern-wait --no-userns, the workload's ids) and the chain runs" {
