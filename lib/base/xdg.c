@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +25,13 @@ static const char *abs_env(const char *name)
 static const char *home_dir(void)
 {
 	static char home[4096];
+	static int looked;	/* /etc/passwd, once per process */
 	const char *h = abs_env("HOME");
 	if (h)
 		return h;
+	if (looked)
+		return home[0] ? home : NULL;
+	looked = 1;
 	FILE *f = fopen("/etc/passwd", "re");
 	if (!f)
 		return NULL;
@@ -41,20 +46,27 @@ static const char *home_dir(void)
 	return found ? home : NULL;
 }
 
+/* private_dir(), and the lstat() that checked it into st. */
+static int private_dir_st(const char *path, struct stat *st)
+{
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (lstat(path, st) < 0)
+		return -1;
+	if (!S_ISDIR(st->st_mode) || st->st_uid != geteuid()) {
+		errno = S_ISLNK(st->st_mode) ? ELOOP : EPERM;
+		return -1;
+	}
+	if ((st->st_mode & 077) && chmod(path, 0700) < 0)
+		return -1;
+	st->st_mode &= ~(mode_t)077;
+	return 0;
+}
+
 int private_dir(const char *path)
 {
 	struct stat st;
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		return -1;
-	if (lstat(path, &st) < 0)
-		return -1;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
-		errno = S_ISLNK(st.st_mode) ? ELOOP : EPERM;
-		return -1;
-	}
-	if ((st.st_mode & 077) && chmod(path, 0700) < 0)
-		return -1;
-	return 0;
+	return private_dir_st(path, &st);
 }
 
 /* mkdir -p for the parents of a candidate under $HOME or XDG: these may be
@@ -165,6 +177,41 @@ static enum rt_state rt_state(const char *path, struct stat *st)
 	return S_ISDIR(st->st_mode) && st->st_uid == geteuid() ? RT_OURS : RT_NOT_OURS;
 }
 
+/* Every candidate as this process found it, probed once: a box start
+ * asks for the runtime directory and for the list of them several times
+ * (the overlap checks, the runtime root, the claim), and each probe was
+ * an access(), a statfs() and an lstat() per candidate (issue 16). What
+ * kern makes or fixes itself is written back here. A process runs one
+ * command; another kern making or removing a candidate meanwhile is a
+ * race every caller already takes (nothing locks across runtime
+ * directories). */
+static struct rt_probe {
+	int done;
+	int applies[RT_COUNT];
+	enum rt_state state[RT_COUNT];
+	struct stat st[RT_COUNT];
+	char *path[RT_COUNT];
+	/* The paths one after another: one page touched, not one each. */
+	char paths[RT_COUNT * PATH_MAX];
+} probe;
+
+static struct rt_probe *rt_probe(const char *home)
+{
+	size_t used = 0;
+	if (probe.done)
+		return &probe;
+	for (size_t i = 0; i < RT_COUNT; i++) {
+		probe.path[i] = probe.paths + used;
+		probe.applies[i] = rt_path(runtime_order[i], probe.path[i], PATH_MAX, home);
+		if (!probe.applies[i])
+			continue;
+		used += strlen(probe.path[i]) + 1;
+		probe.state[i] = rt_state(probe.path[i], &probe.st[i]);
+	}
+	probe.done = 1;
+	return &probe;
+}
+
 /* The first usable candidate: its index in runtime_order, or -1. Without
  * create: the one kern box would pick, so ps, stop and exec look where
  * boxes are: a candidate that is ours, or absent with a parent kern box
@@ -172,77 +219,89 @@ static enum rt_state rt_state(const char *path, struct stat *st)
  * someone else holds is passed over with one note naming it. */
 static int runtime_dir(char *out, size_t len, int create, const char *home)
 {
-	char skipped[4096] = "";
-	struct stat st;
-	for (size_t i = 0; i < RT_COUNT; i++) {
+	struct rt_probe *p = rt_probe(home);
+	const char *skipped = NULL;
+	int pick = -1;
+	for (size_t i = 0; i < RT_COUNT && pick < 0; i++) {
 		enum rt_cand c = runtime_order[i];
-		if (!rt_path(c, out, len, home))
+		const char *path = p->path[i];
+		if (!p->applies[i] || strlen(path) >= len || p->state[i] == RT_UNREACHABLE)
 			continue;
-		enum rt_state s = rt_state(out, &st);
-		if (s == RT_UNREACHABLE)
-			continue;
-		if (s == RT_NOT_OURS) {
-			if (!skipped[0])
-				snprintf(skipped, sizeof skipped, "%s", out);
+		if (p->state[i] == RT_NOT_OURS) {
+			if (!skipped)
+				skipped = path;
 			continue;
 		}
 		if (!create) {
-			char parent[4096];
-			snprintf(parent, sizeof parent, "%s", out);
+			char parent[PATH_MAX];
+			snprintf(parent, sizeof parent, "%s", path);
 			*strrchr(parent, '/') = 0;
-			if (s == RT_OURS || c == RT_HOME || access(parent[0] ? parent : "/", W_OK | X_OK) == 0)
-				return (int)i;
+			if (p->state[i] == RT_OURS || c == RT_HOME ||
+			    access(parent[0] ? parent : "/", W_OK | X_OK) == 0)
+				pick = (int)i;
 			continue;
 		}
-		if (c == RT_HOME && make_parents(out) < 0)
+		/* Ours and private when probed: what private_dir() checks. */
+		if (p->state[i] == RT_OURS && !(p->st[i].st_mode & 077)) {
+			pick = (int)i;
 			continue;
-		if (private_dir(out) == 0) {
-			if (skipped[0])
+		}
+		if (c == RT_HOME && make_parents(path) < 0)
+			continue;
+		if (private_dir_st(path, &p->st[i]) == 0) {
+			p->state[i] = RT_OURS;
+			if (skipped)
 				note("%s is not kern's to use (a symlink, or another user's): using %s",
-				     skipped, out);
-			return (int)i;
+				     skipped, path);
+			pick = (int)i;
+			continue;
 		}
-		if (rt_state(out, &st) == RT_NOT_OURS && !skipped[0])
-			snprintf(skipped, sizeof skipped, "%s", out);
+		p->state[i] = rt_state(path, &p->st[i]);
+		if (p->state[i] == RT_NOT_OURS && !skipped)
+			skipped = path;
 	}
-	errno = skipped[0] ? EPERM : ENOENT;
+	if (pick >= 0) {
+		strcpy(out, p->path[pick]);
+		return pick;
+	}
+	errno = skipped ? EPERM : ENOENT;
 	return -1;
 }
 
 int kern_runtime_each(int (*fn)(const char *dir, void *ctx), void *ctx)
 {
-	const char *home = home_dir();
-	char dir[4096];
-	struct stat st;
+	char dir[PATH_MAX];
+	struct rt_probe *p;
 	dev_t seen_dev[RT_COUNT];
 	ino_t seen_ino[RT_COUNT];
 	size_t nseen = 0;
-	int first = runtime_dir(dir, sizeof dir, 0, home), rc;
+	int first = runtime_dir(dir, sizeof dir, 0, home_dir()), rc;
 	if (first < 0)
 		return 0;
-	if (rt_state(dir, &st) == RT_OURS) {
+	p = rt_probe(NULL);
+	if (p->state[first] == RT_OURS) {
 		if ((rc = fn(dir, ctx)))
 			return rc;
-		seen_dev[nseen] = st.st_dev;
-		seen_ino[nseen++] = st.st_ino;
+		seen_dev[nseen] = p->st[first].st_dev;
+		seen_ino[nseen++] = p->st[first].st_ino;
 	}
 	if (rt_session(runtime_order[first]))
 		return 0;
 	for (size_t i = 0; i < RT_COUNT; i++) {
-		enum rt_cand c = runtime_order[i];
-		if ((int)i == first || rt_session(c) || !rt_path(c, dir, sizeof dir, home) ||
-		    rt_state(dir, &st) != RT_OURS)
+		if ((int)i == first || rt_session(runtime_order[i]) || !p->applies[i] ||
+		    p->state[i] != RT_OURS)
 			continue;
 		/* One directory under two names (XDG_STATE_HOME inside /tmp,
 		 * a symlinked parent) is visited once. */
+		const struct stat *st = &p->st[i];
 		size_t k = 0;
-		while (k < nseen && !(seen_dev[k] == st.st_dev && seen_ino[k] == st.st_ino))
+		while (k < nseen && !(seen_dev[k] == st->st_dev && seen_ino[k] == st->st_ino))
 			k++;
 		if (k < nseen)
 			continue;
-		seen_dev[nseen] = st.st_dev;
-		seen_ino[nseen++] = st.st_ino;
-		if ((rc = fn(dir, ctx)))
+		seen_dev[nseen] = st->st_dev;
+		seen_ino[nseen++] = st->st_ino;
+		if ((rc = fn(p->path[i], ctx)))
 			return rc;
 	}
 	return 0;

@@ -20,6 +20,32 @@
 
 static const char *const children[] = {"instances", "claims", "scratch", "logs"};
 
+/* private_dir() for a child of a runtime root just checked: only a
+ * missing child is made, so a start looks at each with one lstat() (a
+ * mkdir() that fails with EEXIST first was one more call each). */
+static int private_child(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? private_dir(path) : -1;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+		errno = S_ISLNK(st.st_mode) ? ELOOP : EPERM;
+		return -1;
+	}
+	return (st.st_mode & 077) && chmod(path, 0700) < 0 ? -1 : 0;
+}
+
+/* The children of root; on failure, the one that failed is in sub. */
+static int prepare_children(const char *root, char *sub, size_t len)
+{
+	for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
+		snprintf(sub, len, "%s/%s", root, children[i]);
+		if (private_child(sub) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int runtime_prepare(const char *root)
 {
 	char sub[PATH_MAX];
@@ -27,23 +53,29 @@ int runtime_prepare(const char *root)
 		setup_failed_errno("mkdir %s", root);
 		return -1;
 	}
-	for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
-		snprintf(sub, sizeof sub, "%s/%s", root, children[i]);
-		if (private_dir(sub) < 0) {
-			setup_failed_errno("mkdir %s", sub);
-			return -1;
-		}
+	if (prepare_children(root, sub, sizeof sub) < 0) {
+		setup_failed_errno("mkdir %s", sub);
+		return -1;
 	}
 	return 0;
 }
 
+/* kern_dir() made and checked the root when this process first asked
+ * (xdg.c probes once): only a root removed since then, which leaves its
+ * children missing with it, goes through runtime_prepare() again. */
 int runtime_root(char *out, size_t len)
 {
+	char sub[PATH_MAX];
 	if (kern_dir(KDIR_RUNTIME, out, len, 1) < 0) {
 		setup_failed_errno("cannot create kern's runtime directory");
 		return -1;
 	}
-	return runtime_prepare(out);
+	if (prepare_children(out, sub, sizeof sub) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return runtime_prepare(out);
+	setup_failed_errno("mkdir %s", sub);
+	return -1;
 }
 
 int box_name_valid(const char *name)

@@ -199,3 +199,49 @@ legacy_box() {
 	[ ! -e "$legacy/instances/$n2" ]
 	[ ! -e "$legacy/scratch/$n2-$sup" ]
 }
+
+# Issue 16 made the runtime directory's checks cheaper (probed once per
+# process, each child looked at with one lstat): they still run on every
+# start, and still fail closed.
+@test "issue 16: every start re-checks the runtime directory: loosened modes are tightened, a symlinked or foreign child is refused" {
+	victim_setup
+	rt=/dev/shm/kern-$U
+	box first
+	assert_status 0
+	chmod 755 "$rt" "$rt/instances" "$rt/claims"
+	box again
+	assert_status 0
+	[ "$(stat -c %a "$rt" "$rt/instances" "$rt/claims" | tr '\n' ' ')" = "700 700 700 " ]
+	# claims/ a symlink to a directory the victim owns: never followed.
+	install -d -o $U -g $U "$d/elsewhere"
+	rm -rf "$rt/claims"
+	ln -s "$d/elsewhere" "$rt/claims"
+	box linked
+	assert_status 125
+	[[ "$stderr" == *"$rt/claims"*"ymbolic link"* ]] || { echo "$stderr"; false; }
+	[ -z "$(ls -A "$d/elsewhere")" ]
+	[ ! -e "$rt/instances/linked" ]
+	# instances/ another user's directory: refused as well.
+	rm -f "$rt/claims"
+	rm -rf "$rt/instances"
+	install -d -o 65534 -m 700 "$rt/instances"
+	box foreign
+	assert_status 125
+	[[ "$stderr" == *"$rt/instances"*"not permitted"* ]] || { echo "$stderr"; false; }
+	rm -rf "$rt/instances"
+	box last
+	assert_status 0
+	# The whole directory removed after this start probed it (the bind
+	# source's overlap check; paused right after the checks of the
+	# arguments): made again, as private.
+	err=$BATS_TEST_TMPDIR/err
+	install -d -o $U -g $U "$d/src"
+	"${victim[@]}" KERN_TEST_PAUSE=parse KERN_TEST_RESUME="$d/go" "$KERN_T" box gone \
+		--allow-uncapped --image host -v "$d/src:/mnt" -- true 2>"$err" &
+	kpid=$!
+	wait_for "$err" "paused at parse" 10
+	rm -rf "$rt"
+	touch "$d/go"
+	wait $kpid
+	[ "$(stat -c '%u %a' "$rt" "$rt/instances" | tr '\n' ' ')" = "$U 700 $U 700 " ]
+}
