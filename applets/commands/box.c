@@ -478,31 +478,8 @@ static int parse(int argc, char **argv, struct box_args *a)
 	return 0;
 }
 
-/* The identities (device and inode) of path and of each ancestor below /
- * that can be stat'ed, nearest first; *self tells whether the first is
- * path's own. Returns how many. A path has at most PATH_MAX / 2
- * components. */
+/* A path has at most PATH_MAX / 2 components. */
 #define ANCESTRY_MAX (PATH_MAX / 2)
-static int ancestry(const char *path, dev_t *dev, ino_t *ino, int *self)
-{
-	char walk[PATH_MAX];
-	int n = 0;
-	*self = 0;
-	snprintf(walk, sizeof walk, "%s", path);
-	for (int depth = 0; n < ANCESTRY_MAX; depth++) {
-		struct stat st;
-		if (stat(walk, &st) == 0) {
-			*self |= depth == 0;
-			dev[n] = st.st_dev;
-			ino[n++] = st.st_ino;
-		}
-		char *slash = strrchr(walk, '/');
-		if (!slash || slash == walk)
-			break;
-		*slash = 0;
-	}
-	return n;
-}
 
 static int listed_identity(const dev_t *dev, const ino_t *ino, int n, dev_t d, ino_t i)
 {
@@ -517,7 +494,9 @@ static int listed_identity(const dev_t *dev, const ino_t *ino, int n, dev_t d, i
  * entries a real path needs are touched. */
 static struct state_probe {
 	char real[PATH_MAX];
+	int resolved;	/* real is realpath()'s */
 	int have, np;
+	char runtime[PATH_MAX];	/* checked already: kern_runtime_each() names it again */
 	dev_t pdev[ANCESTRY_MAX], sdev[ANCESTRY_MAX];
 	ino_t pino[ANCESTRY_MAX], sino[ANCESTRY_MAX];
 } probe;
@@ -526,17 +505,18 @@ static struct state_probe {
 static int overlaps_dir(const char *st, void *unused)
 {
 	char stc[PATH_MAX];
-	int stc_self;
+	int stc_self, resolved;
 	(void)unused;
-	if (!realpath(st, stc))
-		snprintf(stc, sizeof stc, "%s", st);
+	if (!strcmp(st, probe.runtime))
+		return 0;
+	int ns = path_ancestry(st, stc, sizeof stc, probe.sdev, probe.sino, ANCESTRY_MAX, &stc_self,
+			       &resolved);
 	if (path_is_under(probe.real, stc) || path_is_under(stc, probe.real))
 		return 1;
 	if (!probe.have)
 		return 0;
 	/* Bind aliases: the path is the state dir or one of its ancestors by
 	 * identity, or the state dir is one of the path's. */
-	int ns = ancestry(stc, probe.sdev, probe.sino, &stc_self);
 	return listed_identity(probe.sdev, probe.sino, ns, probe.pdev[0], probe.pino[0]) ||
 	       (stc_self && listed_identity(probe.pdev, probe.pino, probe.np, probe.sdev[0], probe.sino[0]));
 }
@@ -549,12 +529,17 @@ static int overlaps_state(const char *path)
 {
 	static const enum kern_dir dirs[] = {KDIR_RUNTIME, KDIR_CACHE, KDIR_CONFIG, KDIR_DATA};
 	char st[PATH_MAX];
-	if (!realpath(path, probe.real))
-		snprintf(probe.real, sizeof probe.real, "%s", path);
-	probe.np = ancestry(probe.real, probe.pdev, probe.pino, &probe.have);
-	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-		if (kern_dir(dirs[i], st, sizeof st, 0) == 0 && overlaps_dir(st, NULL))
+	probe.np = path_ancestry(path, probe.real, sizeof probe.real, probe.pdev, probe.pino,
+				 ANCESTRY_MAX, &probe.have, &probe.resolved);
+	probe.runtime[0] = 0;
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		if (kern_dir(dirs[i], st, sizeof st, 0) < 0)
+			continue;
+		if (overlaps_dir(st, NULL))
 			return 1;
+		if (dirs[i] == KDIR_RUNTIME)
+			snprintf(probe.runtime, sizeof probe.runtime, "%s", st);
+	}
 	return kern_runtime_each(overlaps_dir, NULL);
 }
 
@@ -601,6 +586,8 @@ static int validate(struct box_args *a)
 	if (a->host_root_workload && (geteuid() != 0 || a->userns == USERNS_YES))
 		die("box", "--workload-is-host-root applies only to root's boxes without a user namespace "
 		    "(--userns=no or auto)");
+	if (a->rootfs && probe.resolved)
+		snprintf(a->rootfs_real, sizeof a->rootfs_real, "%s", probe.real);
 	/* Network. */
 	if (a->negress) {
 		if (a->net == NET_HOST || a->detach)
@@ -997,7 +984,9 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 			die_reported();
 		root = ROOT_OVERLAY;
 	} else {
-		if (!realpath(a->rootfs, l.lower))
+		if (a->rootfs_real[0])
+			snprintf(l.lower, sizeof l.lower, "%s", a->rootfs_real);
+		else if (!realpath(a->rootfs, l.lower))
 			die_errno("box", "--rootfs %s", a->rootfs);
 		root = a->bind_rootfs ? ROOT_BIND : ROOT_OVERLAY;
 	}

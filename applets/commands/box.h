@@ -24,6 +24,7 @@
 struct box_args {
 	const char *name;
 	const char *image, *rootfs;
+	char rootfs_real[PATH_MAX];	/* realpath() of rootfs, once, by validate(); "" if it failed */
 	int bind_rootfs;
 	int read_only;
 	struct bind_spec binds[MAX_LIST];

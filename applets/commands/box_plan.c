@@ -69,7 +69,9 @@ int box_plan(struct box_args *a)
 				  sizeof l.lower, &l.icfg) < 0)
 			die_reported();
 	} else {
-		if (!realpath(a->rootfs, l.lower))
+		if (a->rootfs_real[0])
+			snprintf(l.lower, sizeof l.lower, "%s", a->rootfs_real);
+		else if (!realpath(a->rootfs, l.lower))
 			die_errno("box", "--rootfs %s", a->rootfs);
 		root = a->bind_rootfs ? ROOT_BIND : ROOT_OVERLAY;
 	}

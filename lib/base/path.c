@@ -1,6 +1,9 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -22,6 +25,79 @@ int path_is_clean_abs(const char *p)
 		c = e;
 	}
 	return strchr(p, '\n') == NULL;
+}
+
+/* The slow way: realpath(), then stat() from real up to below /. */
+static int ancestry_stat(const char *path, char *real, size_t len, dev_t *dev, ino_t *ino,
+			 int max, int *self, int *resolved)
+{
+	char buf[PATH_MAX], walk[PATH_MAX];
+	int n = 0;
+	*resolved = realpath(path, buf) != NULL;
+	snprintf(walk, sizeof walk, "%s", *resolved ? buf : path);
+	snprintf(real, len, "%s", walk);
+	*self = 0;
+	for (int depth = 0; n < max; depth++) {
+		struct stat st;
+		if (stat(walk, &st) == 0) {
+			*self |= depth == 0;
+			dev[n] = st.st_dev;
+			ino[n++] = st.st_ino;
+		}
+		char *slash = strrchr(walk, '/');
+		if (!slash || slash == walk)
+			break;
+		*slash = 0;
+	}
+	return n;
+}
+
+int path_ancestry(const char *path, char *real, size_t len, dev_t *dev, ino_t *ino, int max,
+		  int *self, int *resolved)
+{
+	char walk[PATH_MAX];
+	size_t plen = strlen(path);
+	int n = 0, whole = 0;
+	/* The quick way needs the path to be its own canonical form but for
+	 * symlinks, which the walk finds: absolute, no . or .., no // and no
+	 * trailing /. */
+	if (!path_is_clean_abs(path) || strstr(path, "//") || plen < 2 || path[plen - 1] == '/' ||
+	    plen >= sizeof walk || plen >= len)
+		return ancestry_stat(path, real, len, dev, ino, max, self, resolved);
+	memcpy(walk, path, plen + 1);
+	/* Top down: each prefix, until one is missing (then so is every
+	 * longer one, and stat() would fail on each as well). */
+	for (char *c = walk + 1;; c++) {
+		if (*c != '/' && *c)
+			continue;
+		char save = *c;
+		struct stat st;
+		*c = 0;
+		int ok = lstat(walk, &st) == 0;
+		*c = save;
+		if ((ok && S_ISLNK(st.st_mode)) || (ok && n == max))
+			return ancestry_stat(path, real, len, dev, ino, max, self, resolved);
+		if (!ok)
+			break;
+		dev[n] = st.st_dev;
+		ino[n++] = st.st_ino;
+		if (!save) {
+			whole = 1;
+			break;
+		}
+	}
+	/* Nearest first. */
+	for (int i = 0, j = n - 1; i < j; i++, j--) {
+		dev_t d = dev[i];
+		ino_t x = ino[i];
+		dev[i] = dev[j];
+		ino[i] = ino[j];
+		dev[j] = d;
+		ino[j] = x;
+	}
+	*self = *resolved = whole;
+	memcpy(real, path, plen + 1);
+	return n;
 }
 
 int path_collapse(const char *p, char *out, size_t len)

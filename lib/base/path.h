@@ -15,6 +15,15 @@ int path_collapse(const char *p, char *out, size_t len);
 /* 1 if a equals b or lies below it (both collapsed absolute paths). */
 int path_is_under(const char *a, const char *b);
 
+/* realpath() of path into real, or path itself when it does not resolve
+ * (*resolved says which); then the identities (device and inode) of real
+ * and of each of its ancestors below / that can be stat'ed, nearest first,
+ * at most max; *self: the first is real's own. Returns how many. A clean
+ * absolute path with no symlink on it costs one lstat() per component,
+ * which answers both; any other path, realpath() and a stat() each. */
+int path_ancestry(const char *path, char *real, size_t len, dev_t *dev, ino_t *ino, int max,
+		  int *self, int *resolved);
+
 /* Open rel beneath dirfd without following any symlink and without leaving
  * dirfd: openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS),
  * or a per-component O_NOFOLLOW walk where openat2 is missing. A `..`

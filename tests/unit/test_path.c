@@ -1,0 +1,80 @@
+/* path_ancestry (lib/base/path.c): the one-lstat-per-component walk
+ * answers exactly what realpath() and a stat() of each ancestor answer,
+ * for clean paths, missing ones, and paths through a symlink. */
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/path.h"
+#include "unit.h"
+
+#define MAXA 64
+
+/* The reference, what box.c computed before path_ancestry existed, put
+ * another way: realpath(), then stat() of the path and of each dirname()
+ * of it, "/" only when it is the path itself. */
+static int slow(const char *path, char *real, dev_t *dev, ino_t *ino, int *self, int *resolved)
+{
+	char cur[PATH_MAX], up[PATH_MAX];
+	struct stat st;
+	int n = 0;
+	*resolved = realpath(path, real) != NULL;
+	if (!*resolved)
+		snprintf(real, PATH_MAX, "%s", path);
+	*self = stat(real, &st) == 0;
+	snprintf(cur, sizeof cur, "%s", real);
+	do {
+		if (stat(cur, &st) == 0 && n < MAXA) {
+			dev[n] = st.st_dev;
+			ino[n++] = st.st_ino;
+		}
+		snprintf(up, sizeof up, "%s", cur);
+		snprintf(cur, sizeof cur, "%s", dirname(up));
+	} while (strcmp(cur, "/") != 0 && strcmp(cur, ".") != 0);
+	return n;
+}
+
+static int same(const char *path)
+{
+	char r1[PATH_MAX], r2[PATH_MAX];
+	dev_t d1[MAXA], d2[MAXA];
+	ino_t i1[MAXA], i2[MAXA];
+	int s1, s2, v1, v2;
+	int n1 = path_ancestry(path, r1, sizeof r1, d1, i1, MAXA, &s1, &v1);
+	int n2 = slow(path, r2, d2, i2, &s2, &v2);
+	if (n1 != n2 || s1 != s2 || v1 != v2 || strcmp(r1, r2) != 0) {
+		fprintf(stderr, "path_ancestry(%s): %d %d %d %s, expected %d %d %d %s\n", path, n1, s1,
+			v1, r1, n2, s2, v2, r2);
+		return 0;
+	}
+	for (int k = 0; k < n1; k++)
+		if (d1[k] != d2[k] || i1[k] != i2[k])
+			return 0;
+	return 1;
+}
+
+TEST(path_ancestry_matches_realpath_and_stat)
+{
+	char top[] = "/tmp/kern-unit-path.XXXXXX", p[512], q[512];
+	CHECK(mkdtemp(top) != NULL);
+	snprintf(p, sizeof p, "%s/a/b/c", top);
+	snprintf(q, sizeof q, "mkdir -p %s", p);
+	CHECK(system(q) == 0);
+	snprintf(p, sizeof p, "%s/a/b", top);
+	snprintf(q, sizeof q, "%s/link", top);
+	CHECK(symlink(p, q) == 0);
+	const char *tails[] = {"", "/a", "/a/b/c", "/a/b/c/missing", "/a/missing/deeper", "/link",
+			       "/link/c", "/link/c/missing", "/a/./b", "/a/../a/b", "//a//b", "/a/b/"};
+	for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+		snprintf(p, sizeof p, "%s%s", top, tails[i]);
+		CHECK(same(p));
+	}
+	CHECK(same("/"));
+	CHECK(same("/proc/self"));
+	snprintf(q, sizeof q, "rm -rf %s", top);
+	CHECK(system(q) == 0);
+}
