@@ -37,6 +37,7 @@ fuzz_src_image_config     := lib/oci/manifest.c lib/base/json.c lib/image/sideca
 			     lib/oci/sha256_x86.c lib/base/strv.c lib/box/envfile.c lib/base/fdutil.c \
 			     lib/box/users.c lib/base/path.c lib/base/parse.c
 fuzz_src_box_record       := lib/state/records.c lib/state/runtime_dirs.c lib/base/diag.c lib/base/xdg.c \
+			     lib/base/rmtree.c \
 			     lib/base/env.c lib/base/parse.c
 fuzz_dep_seccomp_bpf       := $(B)/gen/seccomp_bpf.h
 fuzz_libs_pull_json        := -lmbedcrypto

@@ -28,7 +28,6 @@
 #include "base/json.h"
 #include "base/parse.h"
 #include "base/path.h"
-#include "base/rmtree.h"
 #include "base/strv.h"
 #include "base/testhook.h"
 #include "base/xdg.h"
@@ -1149,7 +1148,7 @@ undo:
 		close(detach_fd);
 	}
 	if (l.scratch[0])
-		rmtree(l.scratch);
+		scratch_remove(l.scratch);
 	records_remove(l.runtime, &rec);
 	rec.nlabels = 0;
 	return fail_started(&l, rc);

@@ -19,7 +19,6 @@
 
 #include "base/diag.h"
 #include "base/fdutil.h"
-#include "base/rmtree.h"
 #include "base/testhook.h"
 #include "box/boxns.h"
 #include "box/pty.h"
@@ -207,7 +206,7 @@ static void release(struct supervisor *s)
 	cg_teardown(s->cg);
 	s->cg = NULL;
 	if (s->scratch)
-		rmtree(s->scratch);
+		scratch_remove(s->scratch);
 	if (s->rec)
 		records_remove(s->runtime, s->rec);
 }

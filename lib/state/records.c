@@ -14,6 +14,7 @@
 
 #include "base/diag.h"
 #include "base/parse.h"
+#include "base/rmtree.h"
 #include "base/xdg.h"
 #include "box/box.h"
 #include "state/records.h"
@@ -146,18 +147,15 @@ static void put(FILE *f, const char *key, const char *val)
 	fputc('\n', f);
 }
 
-static int write_record(const char *runtime, const struct box_record *rec, char *tmp, size_t len)
+/* The record's text, composed in memory and written with one write(2):
+ * a stdio stream on the file itself cost an ioctl() (is it a terminal?)
+ * and a write per buffer. NULL when out of memory. */
+static char *record_text(const struct box_record *rec, size_t *len)
 {
-	char num[64];
-	snprintf(tmp, len, "%s/instances/.%s.%d.tmp", runtime, rec->name, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return -1;
-	}
+	char num[64], *text = NULL;
+	FILE *f = open_memstream(&text, len);
+	if (!f)
+		return NULL;
 	put(f, "name", rec->name);
 	snprintf(num, sizeof num, "%d", (int)rec->sup_pid);
 	put(f, "supervisor", num);
@@ -205,7 +203,31 @@ static int write_record(const char *runtime, const struct box_record *rec, char 
 			put(f, "envvar", *e);
 	}
 	if (fclose(f) != 0) {
-		unlink(tmp);
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static int write_record(const char *runtime, const struct box_record *rec, char *tmp, size_t len)
+{
+	size_t n;
+	char *text = record_text(rec, &n);
+	if (!text)
+		return -1;
+	snprintf(tmp, len, "%s/instances/.%s.%d.tmp", runtime, rec->name, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int ok = fd >= 0 && write_all(fd, text, n) == 0;
+	int e = errno;
+	free(text);
+	if (fd >= 0 && close(fd) < 0 && ok) {
+		ok = 0;
+		e = errno;
+	}
+	if (!ok) {
+		if (fd >= 0)
+			unlink(tmp);
+		errno = e;
 		return -1;
 	}
 	return 0;
@@ -317,13 +339,29 @@ out:
 	return rc;
 }
 
+/* Whether the record of rec->name names rec's supervisor. Its head is
+ * read first: write_record() puts name, supervisor and start there, so the
+ * records this kern wrote answer from one open/read/close; anything else
+ * (a record in another order, or not ours) is loaded whole and compared,
+ * as every caller did before (a whole records_load() parses every line,
+ * the environment's too, on each update and at teardown). */
 static int still_ours(const char *runtime, const struct box_record *rec)
 {
+	char path[PATH_MAX], head[256], want[sizeof head];
 	struct box_record cur;
-	int ours;
+	record_path(path, sizeof path, runtime, rec->name);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int n = snprintf(want, sizeof want, "name\t%s\nsupervisor\t%d\nstart\t%llu\n", rec->name,
+			 (int)rec->sup_pid, rec->sup_start);
+	ssize_t got = read(fd, head, sizeof head);
+	close(fd);
+	if (n > 0 && (size_t)n < sizeof want && got >= n && memcmp(head, want, (size_t)n) == 0)
+		return 1;
 	if (records_load(runtime, rec->name, &cur) < 0)
 		return 0;
-	ours = cur.sup_pid == rec->sup_pid && cur.sup_start == rec->sup_start;
+	int ours = cur.sup_pid == rec->sup_pid && cur.sup_start == rec->sup_start;
 	record_free(&cur);
 	return ours;
 }
@@ -547,16 +585,12 @@ void record_free(struct box_record *rec)
 static void remove_dead(const char *runtime, const struct box_record *dead)
 {
 	char path[PATH_MAX];
-	struct box_record cur;
 	int lfd = lock_name(runtime, dead->name);
 	if (lfd < 0)
 		return;
-	if (records_load(runtime, dead->name, &cur) == 0) {
-		if (cur.sup_pid == dead->sup_pid && cur.sup_start == dead->sup_start) {
-			record_path(path, sizeof path, runtime, dead->name);
-			unlink(path);
-		}
-		record_free(&cur);
+	if (still_ours(runtime, dead)) {
+		record_path(path, sizeof path, runtime, dead->name);
+		unlink(path);
 	}
 	lock_drop(runtime, dead->name, lfd);
 }
@@ -619,16 +653,22 @@ int records_each(const char *runtime, void (*fn)(const struct box_record *, void
 
 int scratch_path(const char *runtime, const char *name, char *out, size_t len)
 {
-	char root[PATH_MAX];
+	/* The answer for the last runtime asked about: a start asks twice
+	 * (the record, then scratch_create()). */
+	static char asked[PATH_MAX], root[PATH_MAX];
 	struct statfs sf;
-	snprintf(root, sizeof root, "%s/scratch", runtime);
-	if (statfs(root, &sf) == 0 && sf.f_type == OVERLAYFS_SUPER_MAGIC) {
-		snprintf(root, sizeof root, "/dev/shm/kern-%u", (unsigned)geteuid());
-		if (private_dir(root) < 0)
-			return -1;
-		strcat(root, "/scratch");
-		if (private_dir(root) < 0)
-			return -1;
+	if (strcmp(asked, runtime) != 0) {
+		asked[0] = 0;
+		snprintf(root, sizeof root, "%s/scratch", runtime);
+		if (statfs(root, &sf) == 0 && sf.f_type == OVERLAYFS_SUPER_MAGIC) {
+			snprintf(root, sizeof root, "/dev/shm/kern-%u", (unsigned)geteuid());
+			if (private_dir(root) < 0)
+				return -1;
+			strcat(root, "/scratch");
+			if (private_dir(root) < 0)
+				return -1;
+		}
+		snprintf(asked, sizeof asked, "%s", runtime);
 	}
 	snprintf(out, len, "%s/%s-%d", root, name, (int)getpid());
 	return 0;
@@ -670,4 +710,22 @@ int scratch_create(const char *runtime, const char *name, int overlay, int upper
 		}
 	}
 	return 0;
+}
+
+int scratch_remove(const char *scratch)
+{
+	static const char *const subs[] = {"merged", "upper", "work"};
+	char sub[PATH_MAX];
+	/* What scratch_create() made, each empty once the box's mount
+	 * namespace is gone (the writable layer was a tmpfs over it): four
+	 * rmdir()s instead of a walk that opens and lists each directory. */
+	for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+		snprintf(sub, sizeof sub, "%s/%s", scratch, subs[i]);
+		if (rmdir(sub) < 0 && errno != ENOENT)
+			return rmtree(scratch);
+	}
+	if (rmdir(scratch) == 0 || errno == ENOENT)
+		return 0;
+	/* Anything else (an uncapped layer on disk holds the box's files). */
+	return rmtree(scratch);
 }

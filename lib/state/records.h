@@ -103,6 +103,10 @@ int scratch_path(const char *runtime, const char *name, char *out, size_t len);
 int scratch_create(const char *runtime, const char *name, int overlay, int upper_open,
 		   const struct ns_ids *owner, char *out, size_t len);
 
+/* Remove a scratch directory: the layout scratch_create() made with a
+ * few rmdir()s, whatever else is in it with rmtree(). 0 or -1. */
+int scratch_remove(const char *scratch);
+
 /* Valid box NAME (box-cli.md §2). */
 int box_name_valid(const char *name);
 
