@@ -30,7 +30,11 @@ int cg_write(int dirfd, const char *file, const char *s)
 	return 0;
 }
 
-long cg_read(int dirfd, const char *file, char *buf, size_t len)
+/* whole: the file is one record (a value, or the lines of one keyed
+ * file): the kernel hands all of it to the first read that has room, so a
+ * short read is its end. Files listing many records (cgroup.procs) can
+ * come in several short reads and are read until end of file. */
+static long read_file(int dirfd, const char *file, char *buf, size_t len, int whole)
 {
 	int fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	size_t got = 0;
@@ -49,12 +53,19 @@ long cg_read(int dirfd, const char *file, char *buf, size_t len)
 		if (r == 0)
 			break;
 		got += (size_t)r;
+		if (whole && got + 1 < len)
+			break;
 	}
 	close(fd);
 	buf[got] = 0;
 	while (got > 0 && buf[got - 1] == '\n')
 		buf[--got] = 0;
 	return (long)got;
+}
+
+long cg_read(int dirfd, const char *file, char *buf, size_t len)
+{
+	return read_file(dirfd, file, buf, len, 0);
 }
 
 /* v1 reports "unlimited" as the largest page-aligned value below 2^63;
@@ -77,7 +88,7 @@ static int number_or_max(const char *s, uint64_t *v)
 int cg_read_u64(int dirfd, const char *file, uint64_t *v)
 {
 	char buf[64];
-	if (cg_read(dirfd, file, buf, sizeof buf) < 0)
+	if (read_file(dirfd, file, buf, sizeof buf, 1) < 0)
 		return -1;
 	return number_or_max(buf, v);
 }
@@ -86,7 +97,7 @@ int cg_read_key(int dirfd, const char *file, const char *key, uint64_t *v)
 {
 	char buf[4096];
 	size_t kn = strlen(key);
-	if (cg_read(dirfd, file, buf, sizeof buf) < 0)
+	if (read_file(dirfd, file, buf, sizeof buf, 1) < 0)
 		return -1;
 	for (char *l = buf; *l;) {
 		char *e = strchrnul(l, '\n');

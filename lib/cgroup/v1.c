@@ -27,23 +27,14 @@ static void put_u64(struct cg_box *cg, enum cg_ctl c, struct cg_hier *h, const c
 	put(cg, c, h, file, buf);
 }
 
-static void parent_hierarchical(const struct cg_hier *h)
-{
-	/* Writable only while the parent has no children: best effort, and a
-	 * no-op on kernels where every memcg is hierarchical. */
-	int fd = open(h->parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)cg_write(fd, "memory.use_hierarchy", "1");
-		close(fd);
-	}
-}
-
 void cg_v1_apply(struct cg_box *cg)
 {
 	for (int i = 0; i < cg->nh; i++) {
 		struct cg_hier *h = &cg->h[i];
 		if (h->ctls & CG_BIT(CG_MEMORY)) {
-			parent_hierarchical(h);
+			/* Only the box's own: its parent has a child (this box)
+			 * by now, so a pre-5.11 kernel refuses the write there
+			 * (EBUSY), and 5.11 made every memcg hierarchical. */
 			(void)cg_write(h->fd, "memory.use_hierarchy", "1");
 			put_u64(cg, CG_MEMORY, h, "memory.limit_in_bytes", cg->memory);
 			/* memory+swap = memory: no swap at all. The file exists
