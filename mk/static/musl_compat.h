@@ -3,13 +3,15 @@
  * musl has no wrapper for two Linux calls kern makes; each is supplied
  * here as the bare system call with glibc's prototype, so the sources
  * stay the same for both C libraries. The results and errno are the
- * kernel's, as with glibc's wrappers. Two glibc extensions musl lacks
- * follow: sigabbrev_np() and malloc tuning (a no-op). */
+ * kernel's, as with glibc's wrappers. Then open() without musl's extra
+ * fcntl(), and two glibc extensions musl lacks: sigabbrev_np() and malloc
+ * tuning (a no-op). */
 #ifndef KERN_MUSL_COMPAT_H
 #define KERN_MUSL_COMPAT_H
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -30,6 +32,26 @@ static inline int execveat(int dirfd, const char *path, char *const argv[], char
 {
 	return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
 }
+
+/* musl's open() follows an O_CLOEXEC open with fcntl(F_SETFD), for
+ * kernels before 2.6.23 that ignored the flag; its openat() leaves the
+ * flag to the kernel, as glibc's open() does. kern opens everything
+ * close-on-exec, so a box start paid one more system call per file
+ * (issue 16). An object-like macro, so that a structure member named
+ * open (lib/oci's blob sources) is renamed alike where it is declared
+ * and where it is called. */
+static inline int kern_open_cwd(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	return openat(AT_FDCWD, path, flags, mode);
+}
+#define open kern_open_cwd
 
 /* glibc 2.32's signal abbreviation ("TERM" for SIGTERM), NULL for 0, the
  * real-time signals and out-of-range numbers, exactly as glibc answers
