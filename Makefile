@@ -23,9 +23,10 @@ CFLAGS    += -std=c11 $(WARN) $(HARDEN) -MMD -MP
 # Dynamic development build: PIE with full RELRO.
 DYN_CFLAGS  := -fPIE
 DYN_LDFLAGS := -pie -Wl,-z,relro,-z,now
-# What a box start needs. libcurl and libarchive are LAZY_LIBS
-# (mk/lazylib.mk): opened on first use here, linked in the static build.
-LIBS      := -lcap -lmbedcrypto
+# What a box start needs. libcurl, libarchive, libmbedcrypto, zlib and
+# libzstd are LAZY_LIBS (mk/lazylib.mk): opened on first use here, linked
+# in the static build.
+LIBS      := -lcap
 
 # Sources by folder (ARCHITECTURE.md): lib/<subsystem>/*.c, the dispatcher
 # applets/kern.c, the chain steps and the commands.

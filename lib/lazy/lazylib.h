@@ -1,10 +1,12 @@
-/* Libraries that only pull, load and unpack use (libcurl, libarchive),
- * opened on first use in the dynamic build, so that a box start never
- * pays for the loader resolving them and their dependency trees (about
- * forty libraries through libcurl's TLS, LDAP and Kerberos, libarchive's
- * XML and codecs; issue 16). The static build links them as usual.
+/* Libraries that only pull, load, unpack and login use (libcurl,
+ * libarchive, libmbedcrypto, zlib, libzstd), opened on first use in the
+ * dynamic build, so that a box start never pays for the loader mapping
+ * and resolving them and their dependency trees (about forty libraries
+ * through libcurl's TLS, LDAP and Kerberos, libarchive's XML and codecs;
+ * and every library mapped is mappings, relocations and page faults on
+ * each start; issue 16). The static build links them as usual.
  *
- * lazy/curl.c and lazy/archive.c define every function of the library
+ * lazy/<library>.c define every function of the library
  * that kern calls, under its own name and with the prototype of the
  * library's header, so the compiler checks each against the header and
  * the callers read the same in both builds; a call the shim lacks fails
