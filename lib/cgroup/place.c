@@ -111,16 +111,19 @@ static void parent_of(char *p)
 }
 
 /* mkdir for a shared parent (kern, kern.slice): an existing directory is
- * fine, anything else at that name is not. */
+ * fine, anything else at that name is not. Looked at first: it exists on
+ * every start but the first (a failed mkdir() was one call more). */
 static int ensure_dir(const char *path)
 {
 	struct stat st;
-	if (mkdir(path, 0755) == 0)
-		return 0;
-	if (errno != EEXIST)
-		return -1;
-	if (lstat(path, &st) < 0)
-		return -1;
+	if (lstat(path, &st) < 0) {
+		if (errno != ENOENT)
+			return -1;
+		if (mkdir(path, 0755) == 0)
+			return 0;
+		if (errno != EEXIST || lstat(path, &st) < 0)
+			return -1;
+	}
 	if (!S_ISDIR(st.st_mode)) {
 		errno = ENOTDIR;
 		return -1;
