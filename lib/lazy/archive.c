@@ -6,7 +6,6 @@
 #ifndef KERN_STATIC
 #include <archive.h>
 #include <archive_entry.h>
-#include <pthread.h>
 
 #include "lazy/lazylib.h"
 #include "lazylib_sonames.h"
@@ -57,138 +56,131 @@ static const struct lazy_sym syms[] = {
 	{"archive_entry_mtime_is_set", (void **)&fn.entry_mtime_is_set},
 };
 
-static const struct lazylib lib = {KERN_ARCHIVE_SONAME, "image", "a pull, load or unpack", syms,
-				   sizeof syms / sizeof syms[0]};
+static struct lazylib lib = {.soname = KERN_ARCHIVE_SONAME,
+				.area = "image",
+				.users = "a pull, load or unpack",
+				.syms = syms,
+				.nsyms = sizeof syms / sizeof syms[0]};
 
-static void load(void)
-{
-	lazylib_open(&lib);
-}
-
-static void ready(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, load);
-}
 
 struct archive *archive_read_new(void)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.read_new();
 }
 
 int archive_read_support_filter_gzip(struct archive *a)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.support_filter_gzip(a);
 }
 
 int archive_read_support_filter_zstd(struct archive *a)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.support_filter_zstd(a);
 }
 
 int archive_read_support_format_tar(struct archive *a)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.support_format_tar(a);
 }
 
 int archive_read_open(struct archive *a, void *client_data, archive_open_callback *open_cb,
 		      archive_read_callback *read_cb, archive_close_callback *close_cb)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.read_open(a, client_data, open_cb, read_cb, close_cb);
 }
 
 int archive_read_open_filename(struct archive *a, const char *filename, size_t block_size)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.read_open_filename(a, filename, block_size);
 }
 
 int archive_read_next_header(struct archive *a, struct archive_entry **entry)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.read_next_header(a, entry);
 }
 
 la_int64_t archive_read_header_position(struct archive *a)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.read_header_position(a);
 }
 
 int archive_read_data_block(struct archive *a, const void **buff, size_t *size, la_int64_t *offset)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.read_data_block(a, buff, size, offset);
 }
 
 const char *archive_error_string(struct archive *a)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.error_string(a);
 }
 
 int archive_read_free(struct archive *a)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.read_free(a);
 }
 
 const char *archive_entry_pathname(struct archive_entry *e)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.entry_pathname(e);
 }
 
 __LA_MODE_T archive_entry_filetype(struct archive_entry *e)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.entry_filetype(e);
 }
 
 __LA_MODE_T archive_entry_perm(struct archive_entry *e)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.entry_perm(e);
 }
 
 la_int64_t archive_entry_size(struct archive_entry *e)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.entry_size(e);
 }
 
 const char *archive_entry_hardlink(struct archive_entry *e)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.entry_hardlink(e);
 }
 
 const char *archive_entry_symlink(struct archive_entry *e)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.entry_symlink(e);
 }
 
 time_t archive_entry_mtime(struct archive_entry *e)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.entry_mtime(e);
 }
 
 long archive_entry_mtime_nsec(struct archive_entry *e)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.entry_mtime_nsec(e);
 }
 
 int archive_entry_mtime_is_set(struct archive_entry *e)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.entry_mtime_is_set(e);
 }
 #endif

@@ -5,7 +5,6 @@
  * to libcurl's own. */
 #ifndef KERN_STATIC
 #include <curl/curl.h>
-#include <pthread.h>
 #include <stdarg.h>
 
 #include "lazy/lazylib.h"
@@ -47,28 +46,22 @@ static const struct lazy_sym syms[] = {
 	{"curl_slist_free_all", (void **)&fn.slist_free_all},
 };
 
-static const struct lazylib lib = {KERN_CURL_SONAME, "pull", "a pull", syms, sizeof syms / sizeof syms[0]};
+static struct lazylib lib = {.soname = KERN_CURL_SONAME,
+				.area = "pull",
+				.users = "a pull",
+				.syms = syms,
+				.nsyms = sizeof syms / sizeof syms[0]};
 
-static void load(void)
-{
-	lazylib_open(&lib);
-}
-
-static void ready(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, load);
-}
 
 CURLcode curl_global_init(long flags)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.global_init(flags);
 }
 
 CURL *curl_easy_init(void)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.easy_init();
 }
 
@@ -84,7 +77,7 @@ CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...)
 {
 	CURLcode rc;
 	va_list ap;
-	ready();
+	lazylib_ready(&lib);
 	va_start(ap, option);
 	if (option < CURLOPTTYPE_OBJECTPOINT) {
 		long n = va_arg(ap, long);
@@ -109,7 +102,7 @@ CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...)
 {
 	CURLcode rc;
 	va_list ap;
-	ready();
+	lazylib_ready(&lib);
 	va_start(ap, info);
 	rc = fn.easy_getinfo(curl, info, va_arg(ap, void *));
 	va_end(ap);
@@ -118,68 +111,68 @@ CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...)
 
 const char *curl_easy_strerror(CURLcode code)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.easy_strerror(code);
 }
 
 void curl_easy_cleanup(CURL *curl)
 {
-	ready();
+	lazylib_ready(&lib);
 	fn.easy_cleanup(curl);
 }
 
 CURLM *curl_multi_init(void)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.multi_init();
 }
 
 CURLMcode curl_multi_add_handle(CURLM *multi, CURL *curl)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.multi_add_handle(multi, curl);
 }
 
 CURLMcode curl_multi_remove_handle(CURLM *multi, CURL *curl)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.multi_remove_handle(multi, curl);
 }
 
 CURLMcode curl_multi_perform(CURLM *multi, int *running)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.multi_perform(multi, running);
 }
 
 CURLMcode curl_multi_poll(CURLM *multi, struct curl_waitfd extra_fds[], unsigned int extra_nfds,
 			  int timeout_ms, int *ret)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.multi_poll(multi, extra_fds, extra_nfds, timeout_ms, ret);
 }
 
 CURLMsg *curl_multi_info_read(CURLM *multi, int *msgs_in_queue)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.multi_info_read(multi, msgs_in_queue);
 }
 
 CURLMcode curl_multi_cleanup(CURLM *multi)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.multi_cleanup(multi);
 }
 
 struct curl_slist *curl_slist_append(struct curl_slist *list, const char *string)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.slist_append(list, string);
 }
 
 void curl_slist_free_all(struct curl_slist *list)
 {
-	ready();
+	lazylib_ready(&lib);
 	fn.slist_free_all(list);
 }
 #endif

@@ -27,12 +27,14 @@ struct lazylib {
 	const char *users;	/* which commands need it, for the hint */
 	const struct lazy_sym *syms;
 	size_t nsyms;
+	int opened;		/* lazylib_ready()'s, 0 in the initializer */
 };
 
-/* dlopen the library and fill every slot. Cannot fail quietly: when the
- * library or a symbol is missing it prints `error: <area>: cannot load
- * <soname>: <why>` and a hint, and exits 1 (a pull failure, box-cli.md
- * §6.1). Call it once (pthread_once). */
-void lazylib_open(const struct lazylib *lib);
+/* dlopen the library and fill every slot, once per process, whichever
+ * thread asks first; every shim function calls it before forwarding.
+ * Cannot fail quietly: when the library or a symbol is missing it prints
+ * `error: <area>: cannot load <soname>: <why>` and a hint, and exits 1 (a
+ * pull failure, box-cli.md §6.1). */
+void lazylib_ready(struct lazylib *lib);
 
 #endif

@@ -2,12 +2,13 @@
  * static build links the libraries themselves and compiles none of it. */
 #ifndef KERN_STATIC
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "base/diag.h"
 #include "lazy/lazylib.h"
 
-void lazylib_open(const struct lazylib *lib)
+static void lazylib_open(const struct lazylib *lib)
 {
 	/* RTLD_NOW: a symbol missing from an unexpected build of the library
 	 * fails here, once, and not in the middle of a pull. RTLD_LOCAL: its
@@ -24,5 +25,21 @@ void lazylib_open(const struct lazylib *lib)
 		     lib->soname, lib->users);
 		exit(EXIT_CLI);
 	}
+}
+
+/* One mutex for every library: each is opened once, and only pull,
+ * load and unpack threads ever wait here. */
+static pthread_mutex_t opening = PTHREAD_MUTEX_INITIALIZER;
+
+void lazylib_ready(struct lazylib *lib)
+{
+	if (__atomic_load_n(&lib->opened, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&opening);
+	if (!lib->opened) {
+		lazylib_open(lib);
+		__atomic_store_n(&lib->opened, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&opening);
 }
 #endif

@@ -7,7 +7,6 @@
 #ifndef KERN_STATIC
 #include <mbedtls/base64.h>
 #include <mbedtls/sha256.h>
-#include <pthread.h>
 
 #include "lazy/lazylib.h"
 #include "lazylib_sonames.h"
@@ -34,66 +33,59 @@ static const struct lazy_sym syms[] = {
 	{"mbedtls_base64_encode", (void **)&fn.base64_encode},
 };
 
-static const struct lazylib lib = {KERN_MBEDCRYPTO_SONAME, "image", "a pull, load, unpack or login",
-				   syms, sizeof syms / sizeof syms[0]};
+static struct lazylib lib = {.soname = KERN_MBEDCRYPTO_SONAME,
+				.area = "image",
+				.users = "a pull, load, unpack or login",
+				.syms = syms,
+				.nsyms = sizeof syms / sizeof syms[0]};
 
-static void load(void)
-{
-	lazylib_open(&lib);
-}
-
-static void ready(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, load);
-}
 
 void mbedtls_sha256_init(mbedtls_sha256_context *ctx)
 {
-	ready();
+	lazylib_ready(&lib);
 	fn.init(ctx);
 }
 
 void mbedtls_sha256_free(mbedtls_sha256_context *ctx)
 {
-	ready();
+	lazylib_ready(&lib);
 	fn.free_(ctx);
 }
 
 void mbedtls_sha256_clone(mbedtls_sha256_context *dst, const mbedtls_sha256_context *src)
 {
-	ready();
+	lazylib_ready(&lib);
 	fn.clone(dst, src);
 }
 
 int mbedtls_sha256_starts_ret(mbedtls_sha256_context *ctx, int is224)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.starts(ctx, is224);
 }
 
 int mbedtls_sha256_update_ret(mbedtls_sha256_context *ctx, const unsigned char *input, size_t ilen)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.update(ctx, input, ilen);
 }
 
 int mbedtls_sha256_finish_ret(mbedtls_sha256_context *ctx, unsigned char output[32])
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.finish(ctx, output);
 }
 
 int mbedtls_sha256_ret(const unsigned char *input, size_t ilen, unsigned char output[32], int is224)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.sha256(input, ilen, output, is224);
 }
 
 int mbedtls_base64_encode(unsigned char *dst, size_t dlen, size_t *olen, const unsigned char *src,
 			  size_t slen)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.base64_encode(dst, dlen, olen, src, slen);
 }
 #endif

@@ -3,7 +3,6 @@
  * the loader maps costs every start (issue 16). Every zlib function kern
  * calls, with zlib.h's prototype, forwarding to the library's own. */
 #ifndef KERN_STATIC
-#include <pthread.h>
 #include <zlib.h>
 
 #include "lazy/lazylib.h"
@@ -23,43 +22,36 @@ static const struct lazy_sym syms[] = {
 	{"inflateEnd", (void **)&fn.end},
 };
 
-static const struct lazylib lib = {KERN_Z_SONAME, "image", "a pull, load or unpack", syms,
-				   sizeof syms / sizeof syms[0]};
+static struct lazylib lib = {.soname = KERN_Z_SONAME,
+				.area = "image",
+				.users = "a pull, load or unpack",
+				.syms = syms,
+				.nsyms = sizeof syms / sizeof syms[0]};
 
-static void load(void)
-{
-	lazylib_open(&lib);
-}
-
-static void ready(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, load);
-}
 
 /* inflateInit2() is a macro for this, with the version and struct size
  * the headers were compiled with. */
 int inflateInit2_(z_streamp strm, int window_bits, const char *version, int stream_size)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.init2(strm, window_bits, version, stream_size);
 }
 
 int inflate(z_streamp strm, int flush)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.inflate_(strm, flush);
 }
 
 int inflateReset(z_streamp strm)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.reset(strm);
 }
 
 int inflateEnd(z_streamp strm)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.end(strm);
 }
 #endif

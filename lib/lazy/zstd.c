@@ -4,7 +4,6 @@
  * function kern calls, with zstd.h's prototype, forwarding to the
  * library's own. */
 #ifndef KERN_STATIC
-#include <pthread.h>
 #include <zstd.h>
 
 #include "lazy/lazylib.h"
@@ -28,53 +27,46 @@ static const struct lazy_sym syms[] = {
 	{"ZSTD_getErrorName", (void **)&fn.error_name},
 };
 
-static const struct lazylib lib = {KERN_ZSTD_SONAME, "image", "a pull, load or unpack", syms,
-				   sizeof syms / sizeof syms[0]};
+static struct lazylib lib = {.soname = KERN_ZSTD_SONAME,
+				.area = "image",
+				.users = "a pull, load or unpack",
+				.syms = syms,
+				.nsyms = sizeof syms / sizeof syms[0]};
 
-static void load(void)
-{
-	lazylib_open(&lib);
-}
-
-static void ready(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, load);
-}
 
 ZSTD_DCtx *ZSTD_createDCtx(void)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.create();
 }
 
 size_t ZSTD_freeDCtx(ZSTD_DCtx *dctx)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.free_(dctx);
 }
 
 size_t ZSTD_DCtx_setParameter(ZSTD_DCtx *dctx, ZSTD_dParameter param, int value)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.set(dctx, param, value);
 }
 
 size_t ZSTD_decompressStream(ZSTD_DCtx *zds, ZSTD_outBuffer *output, ZSTD_inBuffer *input)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.decompress(zds, output, input);
 }
 
 unsigned ZSTD_isError(size_t code)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.is_error(code);
 }
 
 const char *ZSTD_getErrorName(size_t code)
 {
-	ready();
+	lazylib_ready(&lib);
 	return fn.error_name(code);
 }
 #endif
