@@ -983,11 +983,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 			die_reported();
 		root = ROOT_OVERLAY;
 	} else {
-		if (a->rootfs_real[0])
-			snprintf(l.lower, sizeof l.lower, "%s", a->rootfs_real);
-		else if (!realpath(a->rootfs, l.lower))
-			die_errno("box", "--rootfs %s", a->rootfs);
-		root = a->bind_rootfs ? ROOT_BIND : ROOT_OVERLAY;
+		root = rootfs_root(a, l.lower, sizeof l.lower);
 	}
 	/* 4-15 as configs; the user from the image's own files. */
 	if (resolve_steps(&l, root) < 0 || build_env(&l) < 0)

@@ -143,6 +143,10 @@ struct launch {
 
 /* box_resolve.c: steps 4-15 as configs in l->s, once the root is known. */
 int resolve_steps(struct launch *l, enum root_kind root);
+/* --rootfs: its canonical path into lower (PATH_MAX bytes; validate() resolved it once;
+ * realpath() again only if that failed, to report why) and the kind of
+ * root it gives. */
+enum root_kind rootfs_root(const struct box_args *a, char *lower, size_t len);
 /* box_resolve.c: the environment kern-seccomp would build, in l->env. */
 int build_env(struct launch *l);
 

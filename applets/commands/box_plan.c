@@ -69,11 +69,7 @@ int box_plan(struct box_args *a)
 				  sizeof l.lower, &l.icfg) < 0)
 			die_reported();
 	} else {
-		if (a->rootfs_real[0])
-			snprintf(l.lower, sizeof l.lower, "%s", a->rootfs_real);
-		else if (!realpath(a->rootfs, l.lower))
-			die_errno("box", "--rootfs %s", a->rootfs);
-		root = a->bind_rootfs ? ROOT_BIND : ROOT_OVERLAY;
+		root = rootfs_root(a, l.lower, sizeof l.lower);
 	}
 	if (kern_dir(KDIR_RUNTIME, l.runtime, sizeof l.runtime, 0) < 0)
 		snprintf(l.runtime, sizeof l.runtime, "/tmp/kern-%u", (unsigned)geteuid());

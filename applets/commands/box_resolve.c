@@ -2,6 +2,7 @@
  * the host (box.h). launch() runs these configs and --plan prints them. */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -286,4 +287,13 @@ int build_env(struct launch *l)
 		file++;
 	}
 	return 0;
+}
+
+enum root_kind rootfs_root(const struct box_args *a, char *lower, size_t len)
+{
+	if (a->rootfs_real[0])
+		snprintf(lower, len, "%s", a->rootfs_real);
+	else if (!realpath(a->rootfs, lower))
+		die_errno("box", "--rootfs %s", a->rootfs);
+	return a->bind_rootfs ? ROOT_BIND : ROOT_OVERLAY;
 }
