@@ -131,6 +131,30 @@ static int trivial_rest(const char *p)
 	return 1;
 }
 
+/* The directory holding path (a cleaned path in staging) as an O_PATH
+ * descriptor, its last component in *base: the staging root itself for a
+ * top-level name, -1 when the directory cannot be opened. path is
+ * restored before returning. */
+static int parent_in_staging(struct stage *st, char *path, const char **base)
+{
+	char *slash = strrchr(path, '/');
+	if (!slash) {
+		*base = path;
+		return st->stg;
+	}
+	*base = slash + 1;
+	*slash = 0;
+	int fd = tree_open(st->stg, path, O_PATH | O_DIRECTORY);
+	*slash = '/';
+	return fd;
+}
+
+static void parent_close(struct stage *st, int fd)
+{
+	if (fd >= 0 && fd != st->stg)
+		close(fd);
+}
+
 /* Resolve target from the directory dir (a cleaned path) as the kernel
  * would inside the box's root, expanding the symlinks already in staging,
  * and say whether it leaves the root. */
@@ -184,21 +208,13 @@ static enum reach reach_of(struct stage *st, const char *dir, const char *target
 		p = rest;
 
 		/* Is cur a symlink in staging? */
-		char *slash = strrchr(cur, '/');
-		const char *base = slash ? slash + 1 : cur;
-		int pfd = st->stg, own = 0;
+		const char *base;
+		int pfd = parent_in_staging(st, cur, &base);
 		struct stat sb;
-		if (slash) {
-			*slash = 0;
-			pfd = tree_open(st->stg, cur, O_PATH | O_DIRECTORY);
-			*slash = '/';
-			own = 1;
-		}
 		int is_link = pfd >= 0 && fstatat(pfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
 			      S_ISLNK(sb.st_mode);
 		ssize_t tl = is_link ? readlinkat(pfd, base, tmp, CAP - 1) : -1;
-		if (own && pfd >= 0)
-			close(pfd);
+		parent_close(st, pfd);
 		if (!is_link)
 			continue;	/* a directory, a file, or nothing yet: go on */
 		if (tl <= 0 || ++links > MAX_LINKS)
@@ -256,16 +272,9 @@ static int diagnose_parent(struct stage *st, const char *subject, const char *di
 			continue;
 		char save = prefix[i];
 		prefix[i] = 0;
-		char *slash = strrchr(prefix, '/');
-		const char *base = slash ? slash + 1 : prefix;
-		int pfd = st->stg, own = 0;
+		const char *base;
+		int pfd = parent_in_staging(st, prefix, &base);
 		struct stat sb;
-		if (slash) {
-			*slash = 0;
-			pfd = tree_open(st->stg, prefix, O_PATH | O_DIRECTORY);
-			*slash = '/';
-			own = 1;
-		}
 		int got = pfd >= 0 && fstatat(pfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0;
 		int rc = 0;
 		if (got && S_ISLNK(sb.st_mode)) {
@@ -278,8 +287,7 @@ static int diagnose_parent(struct stage *st, const char *subject, const char *di
 		} else if (got && !S_ISDIR(sb.st_mode)) {
 			rc = fail(st, "%s lies under '%.300s', which is not a directory", subject, prefix);
 		}
-		if (own && pfd >= 0)
-			close(pfd);
+		parent_close(st, pfd);
 		if (rc)
 			return rc;
 		prefix[i] = save;

@@ -145,24 +145,34 @@ static char *manifest_blob(struct layout *l, const char *digest, size_t *len)
 	return b;
 }
 
+/* name (index.json, manifest.json) read from the layout and parsed into
+ * j; NULL, reported, when it is missing, too large or not JSON. */
+static char *layout_json(struct layout *l, const char *name, struct json *j)
+{
+	size_t len;
+	const char *why;
+	char *text = read_small(l->dir_fd, name, INDEX_MAX, &len);
+	if (!text) {
+		fatal_errno("image", "%s: %s", l->path, name);
+		return NULL;
+	}
+	if (json_parse(j, text, len, INDEX_MAX, JSON_DEPTH, &why) < 0) {
+		fatal("manifest", "%s: %s: %s - refusing", l->path, name, why);
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 /* Pick the manifest from index.json: the one entry, or the one whose
  * ref.name annotation matches the tag; through a nested index by platform. */
 static int oci_pick(struct layout *l, const char *tag, const char *arch, char **ref_name)
 {
-	size_t len;
-	const char *why;
 	struct json j;
-	char *idx = read_small(l->dir_fd, "index.json", INDEX_MAX, &len);
+	char *idx = layout_json(l, "index.json", &j);
 	*ref_name = NULL;
-	if (!idx) {
-		fatal_errno("image", "%s: index.json", l->path);
+	if (!idx)
 		return -1;
-	}
-	if (json_parse(&j, idx, len, INDEX_MAX, JSON_DEPTH, &why) < 0) {
-		fatal("manifest", "%s: index.json: %s - refusing", l->path, why);
-		free(idx);
-		return -1;
-	}
 	int ms = json_get(&j, 0, "manifests"), pick = -1, count = json_is_array(&j, ms) ? j.tok[ms].size : 0;
 	const char *want = tag ? strrchr(tag, ':') : NULL;
 	for (int i = 0, e; (e = json_elem(&j, ms, i)) >= 0; i++) {
@@ -253,19 +263,14 @@ static int hash_file(int dir_fd, const char *rel, char *digest, uint64_t *size)
  * naming them by their sha256 is synthesised so the usual checks run. */
 static int docker_pick(struct layout *l, char **ref_name)
 {
-	size_t len;
-	const char *why;
 	struct json j;
-	char *mj = read_small(l->dir_fd, "manifest.json", INDEX_MAX, &len);
+	char *mj = layout_json(l, "manifest.json", &j);
 	*ref_name = NULL;
-	if (!mj) {
-		fatal_errno("image", "%s: manifest.json", l->path);
+	if (!mj)
 		return -1;
-	}
-	if (json_parse(&j, mj, len, INDEX_MAX, JSON_DEPTH, &why) < 0 || !json_is_array(&j, 0) ||
-	    j.tok[0].size != 1) {
-		fatal("manifest", "%s: manifest.json: %s - refusing", l->path,
-		      j.tok ? "kern loads archives of exactly one image" : why);
+	if (!json_is_array(&j, 0) || j.tok[0].size != 1) {
+		fatal("manifest", "%s: manifest.json: kern loads archives of exactly one image - refusing",
+		      l->path);
 		json_free(&j);
 		free(mj);
 		return -1;
