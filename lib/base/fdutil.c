@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -94,13 +95,23 @@ size_t read_full(int fd, char *buf, size_t len)
 	return n;
 }
 
-char *read_fd_bytes(int fd, size_t size, size_t *len)
+char *read_regular_fd(int fd, size_t max, uid_t owner, int err, size_t *len)
 {
-	char *buf = malloc(size + 1);
+	struct stat st;
+	char *buf = NULL;
+	int saved = err;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= max &&
+	    (owner == (uid_t)-1 || st.st_uid == owner)) {
+		buf = malloc((size_t)st.st_size + 1);
+		saved = ENOMEM;
+	}
+	if (buf) {
+		*len = read_full(fd, buf, (size_t)st.st_size);
+		buf[*len] = 0;
+	}
+	close(fd);
 	if (!buf)
-		return NULL;
-	*len = read_full(fd, buf, size);
-	buf[*len] = 0;
+		errno = saved;
 	return buf;
 }
 

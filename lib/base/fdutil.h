@@ -3,6 +3,7 @@
 #define KERN_FDUTIL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Close every descriptor >= 3 except the ones listed (-1 entries are
  * ignored): close_range(2) around them, with a /proc/self/fd loop where
@@ -19,10 +20,11 @@ int write_small_file(const char *path, const char *text);
 /* Read into buf until len bytes, end of file or an error (EINTR retried);
  * returns how many were read. */
 size_t read_full(int fd, char *buf, size_t len);
-/* Read up to size bytes of fd (a regular file the caller has fstat'ed and
- * bounded) into a new NUL-terminated buffer; *len is what was read. NULL
- * when out of memory. The caller closes fd. */
-char *read_fd_bytes(int fd, size_t size, size_t *len);
+/* The whole of fd, which must be a regular file of at most max bytes
+ * (and owned by owner, unless owner is (uid_t)-1), in a new NUL-terminated
+ * buffer; *len is what was read. fd is closed in every case. NULL with
+ * errno: err when the file is not what was asked for, ENOMEM. */
+char *read_regular_fd(int fd, size_t max, uid_t owner, int err, size_t *len);
 /* 1 when the other end of a socket or pipe is closed (its holder exited),
  * without waiting. */
 int peer_closed(int fd);

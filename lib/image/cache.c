@@ -170,19 +170,8 @@ int cache_write_file(const struct cache *c, const char *name, const void *data, 
 
 char *cache_read_file(const struct cache *c, const char *name, size_t max, size_t *len)
 {
-	struct stat st;
 	int fd = openat(c->root_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (size_t)st.st_size > max) {
-		close(fd);
-		errno = EPERM;
-		return NULL;
-	}
-	char *buf = read_fd_bytes(fd, (size_t)st.st_size, len);
-	close(fd);
-	return buf;
+	return fd < 0 ? NULL : read_regular_fd(fd, max, geteuid(), EPERM, len);
 }
 
 struct in_use {

@@ -109,18 +109,8 @@ static int layout_open(void *src, const char *digest, uint64_t max, long timeout
 /* Read a small file beneath the layout (no-follow). */
 static char *read_small(int dir_fd, const char *rel, size_t max, size_t *len)
 {
-	struct stat st;
 	int fd = open_beneath(dir_fd, rel, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
-		close(fd);
-		errno = EFBIG;
-		return NULL;
-	}
-	char *buf = read_fd_bytes(fd, (size_t)st.st_size, len);
-	close(fd);
-	return buf;
+	return fd < 0 ? NULL : read_regular_fd(fd, max, (uid_t)-1, EFBIG, len);
 }
 
 /* The manifest bytes of digest, verified. */
