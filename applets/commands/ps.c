@@ -24,7 +24,8 @@ static const char usage[] =
 	"                         label=KEY or label=KEY=VALUE: boxes with that label\n"
 	"                         (repeatable: any of the names, all of the labels)\n"
 	"  --json                 a JSON array of objects: name, status (\"running\"),\n"
-	"                         labels, image, created, pid, pid1, seccomp, user\n"
+	"                         labels, image, created, pid, pid1, seccomp, user,\n"
+	"                         userns (false: a root box without a user namespace)\n"
 	"\n"
 	"Exit status: 0, or 1 for a usage error.\n";
 
@@ -139,7 +140,9 @@ static void print_json(const struct ps *p)
 		put_json(r->seccomp);
 		fputs(", \"user\": ", stdout);
 		put_json(r->user);
-		fputs("}", stdout);
+		/* false: root's box without a user namespace (--userns=no), whose
+		 * ids are the host's. */
+		printf(", \"userns\": %s}", r->no_userns ? "false" : "true");
 	}
 	fputs(p->n ? "\n]\n" : "]\n", stdout);
 }

@@ -100,6 +100,7 @@ teardown() { boxes_cleanup; }
 		assert r["name"] == "a1" and r["status"] == "running", r
 		assert r["labels"] == {"kern.sbx.cfg": "0123456789abcdef", "team": "x"}, r
 		assert r["image"] == "host" and isinstance(r["created"], int) and r["pid"] > 1 and r["pid1"] > 1, r
+		assert r["userns"] is True, r
 	EOF
 	run "$KERN" ps --json
 	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert [x["name"] for x in r]==["a1","a10"], r; assert r[1]["labels"]=={}' "$output"
