@@ -833,7 +833,7 @@ static int box_prepare(struct supervisor *s, pid_t pid1)
 	if (l->nonroot && !l->ranged && !l->nc.no_userns) {
 		setup_failed("--user %u cannot be mapped: the subordinate id range could not be mapped",
 			     (unsigned)l->run.ld.uid);
-		return EXIT_SETUP;
+		return -1;
 	}
 	test_phase("unshare");
 	if ((rc = pid1sync_serve(l->sync[0], pid1, &l->nc, l->a->net == NET_EGRESS, l->egress_ctl, s)))
@@ -1078,8 +1078,10 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 
 	/* 7: kern-cg. The orphan sweep waits until PID 1 runs. */
 	st->cg.limits.sweep_later = 1;
-	if ((rc = cg_create(st->cg.name, getpid(), &st->cg.limits, &cg)))
+	if (cg_create(st->cg.name, getpid(), &st->cg.limits, &cg) < 0) {
+		rc = EXIT_SETUP;
 		goto undo;
+	}
 	rec.byte1 = cg_byte1(cg);
 	snprintf(rec.cgroup, sizeof rec.cgroup, "%s", cg_record(cg));
 	/* Recorded with PID 1 by the supervisor: one write, not two. A box

@@ -35,7 +35,6 @@ static int cg_main(int argc, char **argv)
 	struct cg_step c = cg_step_defaults;
 	struct cg_limits *req = &c.limits;
 	struct cg_box *cg;
-	int rc;
 
 	/* The next step runs from kern's own image, opened before anything. */
 	(void)self_exe_fd();
@@ -50,9 +49,8 @@ static int cg_main(int argc, char **argv)
 		req->no_scope = 1;
 	if (req->require_limits && req->allow_uncapped)
 		step_die(&cg_step_flags, "--require-limits and --allow-uncapped are mutually exclusive");
-	rc = cg_create(c.name, getpid(), req, &cg);
-	if (rc != 0)
-		return rc;
+	if (cg_create(c.name, getpid(), req, &cg) < 0)
+		return EXIT_SETUP;
 	char **next = argv + i + 1;
 	cg_close(cg);
 	exec_next(next);

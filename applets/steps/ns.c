@@ -80,9 +80,8 @@ static int ns_main(int argc, char **argv)
 	}
 	/* Made here: kern-wait must not defer again. */
 	unsetenv(NS_DEFER_ENV);
-	int rc = ns_enter(&cfg, egress_fd, &ranged);
-	if (rc)
-		return rc;
+	if (ns_enter(&cfg, egress_fd, &ranged) < 0)
+		return EXIT_SETUP;
 	setenv(NS_MAP_ENV, cfg.no_userns ? "none" : ranged ? "range" : !cfg.range ? "single" :
 			   cfg.range_explicit ? "single-asked" : "single-silent", 1);
 	exec_next(argv + next);

@@ -194,10 +194,10 @@ static int wait_main(int argc, char **argv)
 	if (scratch_create(w.c.runtime, w.c.name, w.c.overlay,
 			   range_wanted || w.rec.user[0] != 0 || (w.deferred && w.nc.range) || w.c.no_userns,
 			   w.deferred ? &w.nc.ids : NULL, scratch, sizeof scratch) < 0 ||
-	    (rc = cg_open(w.c.name, getpid(), &w.c.limits, &cg)) != 0) {
+	    cg_open(w.c.name, getpid(), &w.c.limits, &cg) < 0) {
 		rmtree(w.rec.scratch);
 		records_remove(w.c.runtime, &w.rec);
-		return rc ? rc : EXIT_SETUP;
+		return EXIT_SETUP;
 	}
 	w.rec.byte1 = cg_byte1(cg);
 	snprintf(w.rec.cgroup, sizeof w.rec.cgroup, "%s", cg_record(cg));

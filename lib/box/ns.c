@@ -62,19 +62,19 @@ static int single_map(const char *proc, const struct ns_config *cfg)
 	if (write_small_file(path, "deny") < 0 && errno != ENOENT) {
 		setup_failed("write %s: %s (an AppArmor or sysctl restriction on unprivileged user "
 			     "namespaces?)", path, strerror(errno));
-		return EXIT_SETUP;
+		return -1;
 	}
 	snprintf(path, sizeof path, "%s/uid_map", proc);
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->uid);
 	if (write_small_file(path, map) < 0) {
 		setup_failed_errno("write %s", path);
-		return EXIT_SETUP;
+		return -1;
 	}
 	snprintf(path, sizeof path, "%s/gid_map", proc);
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)cfg->gid);
 	if (write_small_file(path, map) < 0) {
 		setup_failed_errno("write %s", path);
-		return EXIT_SETUP;
+		return -1;
 	}
 	return 0;
 }
@@ -237,7 +237,7 @@ static int shifted_map(pid_t target, const struct ns_config *cfg, int *ranged)
 	/* Ids never read (ns_root_ids) would map box root to host root. */
 	if (ids.ubase == 0 || ids.gbase == 0) {
 		setup_failed("internal: a shifted box's subordinate ids were not read");
-		return EXIT_SETUP;
+		return -1;
 	}
 	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)target);
 	snprintf(map, sizeof map, "0 %lu %lu\n", ids.ubase, cfg->range ? ids.ucount : 1UL);
@@ -250,7 +250,7 @@ static int shifted_map(pid_t target, const struct ns_config *cfg, int *ranged)
 		}
 	}
 	setup_failed_errno("write %s (%s)", path, map);
-	return EXIT_SETUP;
+	return -1;
 }
 
 int ns_become_root(const char **what)
@@ -356,14 +356,14 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 		/* The namespaces would hold this very process, the supervisor,
 		 * as a subordinate id: kern-wait makes them for PID 1 instead. */
 		setup_failed("internal: kern-ns was asked to enter a shifted root map in-process");
-		return EXIT_SETUP;
+		return -1;
 	}
 	if (cfg->no_userns) {
 		/* Root without a user namespace: the rest, and no maps. */
 		if (unshare(flags) < 0) {
 			setup_failed_errno("unshare(CLONE_NEWPID|CLONE_NEWUTS|CLONE_NEWIPC%s)",
 					   cfg->net_host ? "" : "|CLONE_NEWNET");
-			return EXIT_SETUP;
+			return -1;
 		}
 		if (egress_ctl >= 0)
 			egress_attach(egress_ctl);
@@ -372,13 +372,13 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 	if (cfg->range && have_range(cfg, &r)) {
 		if (pipe2(go, O_CLOEXEC) < 0) {
 			setup_failed_errno("pipe");
-			return EXIT_SETUP;
+			return -1;
 		}
 		pid_t self = getpid();
 		writer = fork();
 		if (writer < 0) {
 			setup_failed_errno("fork id-map writer");
-			return EXIT_SETUP;
+			return -1;
 		}
 		if (writer == 0) {
 			close(go[1]);
@@ -396,7 +396,7 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 			waitpid(writer, NULL, 0);
 		}
 		userns_report("unshare", e, -1);
-		return EXIT_SETUP;
+		return -1;
 	}
 
 	if (writer > 0) {
@@ -409,10 +409,10 @@ int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged)
 		} else {
 			single_map_warning(cfg, 1);
 			if (single_map("/proc/self", cfg))
-				return EXIT_SETUP;
+				return -1;
 		}
 	} else if (single_map("/proc/self", cfg)) {
-		return EXIT_SETUP;
+		return -1;
 	}
 	if (egress_ctl >= 0)
 		egress_attach(egress_ctl);

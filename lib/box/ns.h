@@ -7,15 +7,15 @@
 
 /* Steps 9-11 in the calling process: it stays in the host pid namespace,
  * its next child becomes PID 1. egress_ctl >= 0 is handed to
- * egress_attach() once the network namespace exists. Returns 0, or 125
- * after printing `kern: sandbox setup failed:`. *ranged tells whether a
- * range map was written. */
+ * egress_attach() once the network namespace exists. Returns 0, or -1
+ * after printing `kern: sandbox setup failed:` (the caller ends with
+ * EXIT_SETUP). *ranged tells whether a range map was written. */
 int ns_enter(const struct ns_config *cfg, int egress_ctl, int *ranged);
 
 /* The same namespaces for kern box, which clones PID 1 straight into
  * them (the supervisor stays in the host's): ns_flags() gives the clone
  * flags, and ns_map() writes the id maps of target's new user namespace
- * from the parent namespace, with the same choice and warnings as
+ * from the parent namespace, with the same choice, warnings and -1 as
  * ns_enter(). */
 int ns_flags(const struct ns_config *cfg);
 int ns_map(const struct ns_config *cfg, pid_t target, int *ranged);

@@ -63,7 +63,7 @@ int pid1sync_serve(int sock, pid_t pid1, const struct ns_config *nc, int egress,
 		if (errno == ECANCELED && s && s->stopped)
 			return SUPERVISE_STOPPED;
 		setup_failed_errno("serving PID 1's idmapped mounts");
-		return EXIT_SETUP;
+		return -1;
 	}
 	return 0;
 }

@@ -23,7 +23,7 @@ struct supervisor;
 /* The supervisor, after ns_map(): 0 once PID 1 has what it needs (or
  * died in setup, which its status pipe reports); SUPERVISE_STOPPED when a
  * stop signal or the deadline came first (supervise_wait(s, ...) before
- * every read); else 125, printed. egress_ctl is the proxy's control
+ * every read); else -1, printed. egress_ctl is the proxy's control
  * socket (-1: none or failed). */
 int pid1sync_serve(int sock, pid_t pid1, const struct ns_config *nc, int egress, int egress_ctl,
 		   struct supervisor *s);

@@ -203,12 +203,12 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 	*out = NULL;
 	if (!cg) {
 		setup_failed("cgroup: out of memory");
-		return EXIT_SETUP;
+		return -1;
 	}
 	if (!name_ok(name, BOX_NAME_MAX)) {
 		setup_failed("cgroup: bad box name '%s'", name ? name : "");
 		box_free(cg);
-		return EXIT_SETUP;
+		return -1;
 	}
 	if (cg_detect(&l) < 0)
 		l.version = l.nmounts = 0;
@@ -222,7 +222,7 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 		remove_all(cg);
 		close_fds(cg);
 		box_free(cg);
-		return EXIT_SETUP;
+		return -1;
 	}
 	if (cg->nh > 0) {
 		if (cg->version == 2)
@@ -238,7 +238,7 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 				remove_all(cg);
 				close_fds(cg);
 				box_free(cg);
-				return EXIT_SETUP;
+				return -1;
 			}
 	}
 	unsigned basic = (CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS)) & cg->present;
@@ -255,7 +255,7 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 		remove_all(cg);
 		close_fds(cg);
 		box_free(cg);
-		return EXIT_SETUP;
+		return -1;
 	}
 	if (!owned && cg->nh > 0 && !(cg->enforced & (CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS)))) {
 		/* Best effort that bound nothing: do not keep an empty shell. */
@@ -273,7 +273,7 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 		remove_all(cg);
 		close_fds(cg);
 		box_free(cg);
-		return EXIT_SETUP;
+		return -1;
 	}
 	if (!req->allow_uncapped)
 		cg_notices(cg, req);
@@ -291,7 +291,7 @@ int cg_open(const char *name, pid_t supervisor, const struct cg_limits *req, str
 	*out = NULL;
 	if (!cg) {
 		setup_failed("cgroup: out of memory");
-		return EXIT_SETUP;
+		return -1;
 	}
 	if (name_ok(name, BOX_NAME_MAX) && cg_detect(&l) == 0 && l.version && cg_find(cg, &l, name, supervisor) == 0 &&
 	    cg->nh > 0)
@@ -303,7 +303,7 @@ int cg_open(const char *name, pid_t supervisor, const struct cg_limits *req, str
 			setup_failed_errno("cgroup: %s/%s", cg->h[i].dir, CG_LEAF);
 			close_fds(cg);
 			box_free(cg);
-			return EXIT_SETUP;
+			return -1;
 		}
 	compute_byte1(cg);
 	if (req && req->require_limits &&
@@ -312,7 +312,7 @@ int cg_open(const char *name, pid_t supervisor, const struct cg_limits *req, str
 		cg_refuse_uncapped();
 		close_fds(cg);
 		box_free(cg);
-		return EXIT_SETUP;
+		return -1;
 	}
 	if (cg_oom_count(cg, &cg->oom_base) < 0)
 		cg->oom_base = 0;

@@ -26,13 +26,14 @@ struct cg_box;	/* opaque; one box's cgroup(s) in every hierarchy used */
 /* Step 7: pick the parent for this host, create kern-box-<name>-<sup>, write
  * and read back the limits, print the notices of isolation.md §7.7, sweep up to 128
  * orphans (unless req->sweep_later). *out is set even when the box runs uncapped (no hierarchy).
- * Returns 0, or 125 after printing `kern: sandbox setup failed:` (and a
+ * Returns 0, or -1 after printing `kern: sandbox setup failed:` (and a
  * hint) when --require-limits cannot be met or an owned hierarchy refuses
- * a limit. */
+ * a limit: the caller ends with EXIT_SETUP. */
 int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, struct cg_box **out);
 
 /* kern-wait in an applet chain: find what kern-cg created for (name, sup)
- * and re-verify it against req, without printing notices again. */
+ * and re-verify it against req, without printing notices again; 0, or -1
+ * printed, as cg_create(). */
 int cg_open(const char *name, pid_t supervisor, const struct cg_limits *req, struct cg_box **out);
 
 /* Open the cgroups named by a registry record (cg_record()), for `kern
