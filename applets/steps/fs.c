@@ -68,14 +68,14 @@ static int fs_main(int argc, char **argv)
 	c.vdisks = vdisks;
 	next = step_args(&fs_step_flags, argc, argv, &c) + 1;
 	if (next >= argc)
-		die("box", "kern-fs: missing `-- NEXT...`");
+		step_die(&fs_step_flags, "missing `-- NEXT...`");
 	if (c.root != ROOT_HOST && !c.lower)
-		die("box", "kern-fs: --root %s needs --lower", c.root == ROOT_BIND ? "bind" : "overlay");
+		step_die(&fs_step_flags, "--root %s needs --lower", c.root == ROOT_BIND ? "bind" : "overlay");
 	chain_read(&ch);
 	if (!c.scratch)
 		c.scratch = ch.scratch[0] ? ch.scratch : NULL;
 	if (!c.scratch)
-		die("box", "kern-fs: no scratch directory (run under kern-wait, or give --scratch)");
+		step_die(&fs_step_flags, "no scratch directory (run under kern-wait, or give --scratch)");
 	diag_status_fd = ch.status_fd;
 	/* A shifted box (kern-wait made PID 1 box root and its cwd scratch):
 	 * host paths come from the supervisor (idmount.h). */
@@ -84,7 +84,7 @@ static int fs_main(int argc, char **argv)
 	/* The next step is exec'd from this descriptor, opened while kern's own
 	 * image is still reachable by path. */
 	if (self_exe_fd() < 0)
-		die_setup_errno("open /proc/self/exe");
+		step_die_setup_errno(&fs_step_flags, "open /proc/self/exe");
 	fs_build(&c);
 	if (c.shifted) {
 		/* The supervisor makes no more mounts for this box. */
@@ -92,7 +92,7 @@ static int fs_main(int argc, char **argv)
 		chain_export(ch.status_fd, ch.report_fd, -1, ch.scratch);
 	}
 	exec_next(argv + next);
-	die_setup_errno("kern-fs: exec %s", argv[next]);
+	step_die_setup_errno(&fs_step_flags, "exec %s", argv[next]);
 }
 
 APPLET(fs, "build the box root: overlay, /dev, binds, tmpfs, pivot_root, /proc", usage, fs_main);

@@ -83,7 +83,7 @@ static void pid1_exec(void *ctx, int report_fd)
 	}
 	chain_export(diag_status_fd, report_fd, idm, scratch);
 	exec_next(w->next);
-	die_setup_errno("kern-wait: exec %s", w->next[0]);
+	step_die_setup_errno(&wait_step_flags, "exec %s", w->next[0]);
 }
 
 /* KERN_NS_DEFER (ns.h), read and unset: 0, or 125 for a malformed one. */
@@ -107,7 +107,8 @@ static int read_defer(struct wait_args *w)
 		p = end + 1;
 	}
 	if (n < 4 || geteuid() != 0)
-		die_setup("kern-wait: bad %s '%.40s' (kern-ns of a root caller sets it)", NS_DEFER_ENV, v);
+		step_die_setup(&wait_step_flags, "bad %s '%.40s' (kern-ns of a root caller sets it)",
+			       NS_DEFER_ENV, v);
 	unsetenv(NS_DEFER_ENV);
 	w->deferred = 1;
 	w->nc = (struct ns_config){.net_host = f[0] != 0, .range = f[1] != 0,
@@ -160,7 +161,7 @@ static int wait_main(int argc, char **argv)
 	w.c = wait_step_defaults;
 	next = step_args(&wait_step_flags, argc, argv, &w.c) + 1;
 	if (next >= argc)
-		die("box", "kern-wait: missing `-- NEXT...`");
+		step_die(&wait_step_flags, "missing `-- NEXT...`");
 	record_flags(&w);
 	w.next = argv + next;
 	/* From kern-ns: the map it wrote. Never passed on to the box. */
@@ -168,9 +169,10 @@ static int wait_main(int argc, char **argv)
 	/* --no-userns only after kern-ns --no-userns: otherwise PID 1 would
 	 * run in the host's pid namespace, or as a subordinate id. */
 	if (w.c.no_userns && (geteuid() != 0 || !map_env || strcmp(map_env, "none") != 0))
-		die_setup("kern-wait: --no-userns needs root and kern-ns --no-userns before it");
+		step_die_setup(&wait_step_flags, "--no-userns needs root and kern-ns --no-userns before it");
 	if (!w.c.no_userns && map_env && !strcmp(map_env, "none"))
-		die_setup("kern-wait: kern-ns --no-userns made no user namespace: kern-wait needs --no-userns too");
+		step_die_setup(&wait_step_flags,
+			       "kern-ns --no-userns made no user namespace: kern-wait needs --no-userns too");
 	int range_wanted = map_env && strcmp(map_env, "single") != 0 && strcmp(map_env, "none") != 0;
 	int silent_single = map_env && !strcmp(map_env, "single-silent");
 	unsetenv(NS_MAP_ENV);
