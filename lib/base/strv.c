@@ -3,21 +3,28 @@
 
 #include "base/strv.h"
 
-int strv_push(struct strv *s, const char *str)
+int strv_take(struct strv *s, char *str)
 {
+	if (!str)
+		return -1;
 	if (s->n + 2 > s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 8;
 		char **v = realloc(s->v, cap * sizeof *v);
-		if (!v)
+		if (!v) {
+			free(str);
 			return -1;
+		}
 		s->v = v;
 		s->cap = cap;
 	}
-	s->v[s->n] = strdup(str);
-	if (!s->v[s->n])
-		return -1;
+	s->v[s->n] = str;
 	s->v[++s->n] = NULL;
 	return 0;
+}
+
+int strv_push(struct strv *s, const char *str)
+{
+	return strv_take(s, strdup(str));
 }
 
 void strv_free(struct strv *s)

@@ -10,6 +10,9 @@ struct strv {
 };
 
 int strv_push(struct strv *s, const char *str);	/* copies str; -1 on ENOMEM */
+/* Appends str, which was malloc'ed and now belongs to s (freed at once on
+ * ENOMEM, -1); a NULL str (a failed allocation) is -1 too. */
+int strv_take(struct strv *s, char *str);
 void strv_free(struct strv *s);
 /* For KEY=VALUE lists: replace the entry with the same key, else append. */
 int env_put(struct strv *env, const char *kv);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/path.h"
+#include "base/strv.h"
 #include "base/tree.h"
 
 #ifndef SYS_fchmodat2
@@ -100,30 +101,15 @@ int tree_chmod(int dirfd, const char *name, mode_t mode)
 	return rc;
 }
 
-/* A stack of directory paths (relative to the walk's base) still to
- * empty. */
-struct stack {
-	char **v;
-	size_t n, cap;
-};
-
-static int push(struct stack *s, const char *dir, const char *name)
+/* The stack of directory paths (relative to the walk's base) still to
+ * empty: push dir/name. */
+static int push(struct strv *s, const char *dir, const char *name)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		char **v = realloc(s->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
-	}
 	size_t a = strlen(dir), b = strlen(name);
 	char *p = malloc(a + b + 2);
-	if (!p)
-		return -1;
-	snprintf(p, a + b + 2, "%s%s%s", dir, a ? "/" : "", name);
-	s->v[s->n++] = p;
-	return 0;
+	if (p)
+		snprintf(p, a + b + 2, "%s%s%s", dir, a ? "/" : "", name);
+	return strv_take(s, p);
 }
 
 /* Make sure the owner may list, enter and change the directory name. */
@@ -136,7 +122,7 @@ static int grant(int dirfd, const char *name, const struct stat *st)
 
 /* Unlink every non-directory in the directory at path and push its
  * subdirectories. Returns the number pushed, or -1. */
-static int empty_one(int base, const char *path, struct stack *s)
+static int empty_one(int base, const char *path, struct strv *s)
 {
 	int fd = tree_open(base, path, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
@@ -172,10 +158,10 @@ static int empty_one(int base, const char *path, struct stack *s)
  * allow the owner in. */
 static int remove_dir(int base, const char *path)
 {
-	struct stack s = {0};
+	struct strv s = {0};
 	int rc = 0, stuck = 0;
 	if (push(&s, "", path) < 0) {
-		free(s.v);
+		strv_free(&s);
 		return -1;
 	}
 	while (s.n) {
@@ -209,12 +195,10 @@ static int remove_dir(int base, const char *path)
 		}
 		stuck = 0;
 		free(top);
-		s.n--;
+		s.v[--s.n] = NULL;
 	}
 	int saved = errno;
-	for (size_t i = 0; i < s.n; i++)
-		free(s.v[i]);
-	free(s.v);
+	strv_free(&s);
 	errno = saved;
 	return rc;
 }
@@ -252,7 +236,7 @@ int tree_rm_children(int dirfd, int (*keep)(const char *name))
 		return -1;
 	}
 	/* Collect the names first: removing while reading is unspecified. */
-	struct stack names = {0};
+	struct strv names = {0};
 	struct dirent *e;
 	int rc = 0;
 	while ((e = readdir(d))) {
@@ -260,17 +244,15 @@ int tree_rm_children(int dirfd, int (*keep)(const char *name))
 			continue;
 		if (keep && keep(e->d_name))
 			continue;
-		if (push(&names, "", e->d_name) < 0) {
+		if (strv_push(&names, e->d_name) < 0) {
 			rc = -1;
 			break;
 		}
 	}
 	closedir(d);
-	for (size_t i = 0; i < names.n; i++) {
-		if (rc == 0 && tree_rm_at(dirfd, names.v[i]) < 0)
+	for (size_t i = 0; rc == 0 && i < names.n; i++)
+		if (tree_rm_at(dirfd, names.v[i]) < 0)
 			rc = -1;
-		free(names.v[i]);
-	}
-	free(names.v);
+	strv_free(&names);
 	return rc;
 }
