@@ -11,6 +11,19 @@
 
 #include "base/path.h"
 
+char *path_next_component(char **rest)
+{
+	char *c = *rest;
+	while (*c == '/')
+		c++;
+	if (!*c)
+		return NULL;
+	char *e = strchrnul(c, '/');
+	*rest = *e ? e + 1 : e;
+	*e = 0;
+	return c;
+}
+
 int path_is_clean_abs(const char *p)
 {
 	if (!p || p[0] != '/')
@@ -234,14 +247,8 @@ int mkdir_beneath(int dirfd, const char *rel, mode_t mode)
 	cur = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (cur < 0)
 		return -1;
-	for (char *c = buf; *c;) {
-		while (*c == '/')
-			c++;
-		if (!*c)
-			break;
-		char *e = strchrnul(c, '/');
-		char save = *e;
-		*e = 0;
+	char *rest = buf, *c;
+	while ((c = path_next_component(&rest))) {
 		if (strcmp(c, ".") == 0 || strcmp(c, "..") == 0) {
 			close(cur);
 			errno = EINVAL;
@@ -266,8 +273,6 @@ int mkdir_beneath(int dirfd, const char *rel, mode_t mode)
 		}
 		close(cur);
 		cur = fd;
-		*e = save;
-		c = e;
 	}
 	return cur;
 }

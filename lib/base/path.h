@@ -9,6 +9,9 @@
 
 /* Absolute, no NUL/newline (by construction), no `.` or `..` component. */
 int path_is_clean_abs(const char *p);
+/* The next component of the writable path *rest (slashes skipped), cut
+ * off in place with a NUL; *rest moves past it. NULL at the end. */
+char *path_next_component(char **rest);
 /* Copy p to out collapsing repeated slashes and dropping a trailing one
  * ("//dev/" -> "/dev"). */
 int path_collapse(const char *p, char *out, size_t len);

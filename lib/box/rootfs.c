@@ -396,17 +396,10 @@ static void apply_binds(int rootfd, const char *root, const struct fs_config *c)
  * descriptor. */
 static int target_dir(int rootfd, const char *root, const char *dst)
 {
-	char walk[4096];
+	char walk[4096], *rest = walk, *c;
 	int cur = dup(rootfd);
 	snprintf(walk, sizeof walk, "%s", dst);
-	for (char *c = walk; cur >= 0 && *c;) {
-		while (*c == '/')
-			c++;
-		if (!*c)
-			break;
-		char *e = strchrnul(c, '/');
-		char save = *e;
-		*e = 0;
+	while (cur >= 0 && (c = path_next_component(&rest))) {
 		struct stat st;
 		if (fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
 		    unlinkat(cur, c, 0) < 0)
@@ -418,8 +411,6 @@ static int target_dir(int rootfd, const char *root, const char *dst)
 			die_setup_errno("open %s in %s", c, dst);
 		close(cur);
 		cur = next;
-		*e = save;
-		c = e;
 	}
 	if (cur < 0)
 		die_setup_errno("dup the root descriptor for %s", dst);

@@ -78,3 +78,29 @@ TEST(path_ancestry_matches_realpath_and_stat)
 	snprintf(q, sizeof q, "rm -rf %s", top);
 	CHECK(system(q) == 0);
 }
+
+/* path_next_component: every component once, in order, whatever the
+ * slashes around them; nothing for "", "/" or "///". */
+static void components(const char *path, char *out, size_t len)
+{
+	char buf[256], *rest = buf, *c;
+	snprintf(buf, sizeof buf, "%s", path);
+	out[0] = 0;
+	while ((c = path_next_component(&rest)))
+		snprintf(out + strlen(out), len - strlen(out), "[%s]", c);
+}
+
+TEST(path_next_component_splits_on_any_run_of_slashes)
+{
+	char got[256];
+	components("a/b/c", got, sizeof got);
+	CHECK_STR(got, "[a][b][c]");
+	components("//a///b/", got, sizeof got);
+	CHECK_STR(got, "[a][b]");
+	components("/./../x", got, sizeof got);
+	CHECK_STR(got, "[.][..][x]");
+	components("", got, sizeof got);
+	CHECK_STR(got, "");
+	components("///", got, sizeof got);
+	CHECK_STR(got, "");
+}
