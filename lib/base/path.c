@@ -211,9 +211,21 @@ int open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
 	return walk_components(dirfd, rel, flags, mode);
 }
 
-int open_nofollow_abs(const char *abs)
+int fd_not_symlink(int fd)
 {
 	struct stat st;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+		close(fd);
+		errno = ELOOP;
+		return -1;
+	}
+	return fd;
+}
+
+int open_nofollow_abs(const char *abs)
+{
 	int root, fd;
 	if (!abs || abs[0] != '/') {
 		errno = EINVAL;
@@ -224,14 +236,7 @@ int open_nofollow_abs(const char *abs)
 		return -1;
 	fd = walk_components(root, abs + 1, O_PATH, 0);
 	close(root);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
-		close(fd);
-		errno = ELOOP;
-		return -1;
-	}
-	return fd;
+	return fd_not_symlink(fd);
 }
 
 int mkdir_beneath(int dirfd, const char *rel, mode_t mode)

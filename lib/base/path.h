@@ -38,6 +38,9 @@ int open_beneath(int dirfd, const char *rel, int flags, mode_t mode);
  * O_PATH|O_NOFOLLOW and return an O_PATH descriptor of the final object,
  * which must not be a symlink (ELOOP). */
 int open_nofollow_abs(const char *abs);
+/* fd (an O_PATH|O_NOFOLLOW descriptor, or -1 passed through) unless it is
+ * a symlink itself: then it is closed, and -1 with ELOOP. */
+int fd_not_symlink(int fd);
 
 /* Walk rel beneath dirfd, creating missing directories with mode; every
  * existing component must be a real directory (ELOOP for a symlink,

@@ -83,16 +83,10 @@ int tree_chmod(int dirfd, const char *name, mode_t mode)
 	}
 	/* Older kernels: pin the object with O_PATH, then chmod the pinned
 	 * inode through /proc. */
-	struct stat st;
 	char proc[64];
-	int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	int fd = fd_not_symlink(openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
-		close(fd);
-		errno = ELOOP;
-		return -1;
-	}
 	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
 	int rc = chmod(proc, mode);
 	int saved = errno;
