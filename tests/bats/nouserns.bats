@@ -358,6 +358,18 @@ sup_of() { awk -F'\t' '$1 == "supervisor" { print $2 }' "$CHROOT/tmp/kern-0/inst
 	[ -z "$(chroot_procs)" ] || { echo "left: $(chroot_procs)"; return 1; }
 	run grep -c "kern-0/scratch" /proc/self/mountinfo
 	[ "$output" = 0 ]
+	# The processes can be gone from /proc while a v1 box cgroup is still
+	# populated (dying tasks, one level down: cgroup/tree.c): wait for
+	# every cgroup.procs of the box's trees to empty, or the next box's
+	# sweep meets a box still dying (rmdir: EBUSY) and rightly leaves it.
+	local x
+	for _ in $(seq 500); do
+		x=$(find "$CHROOT/sys/fs/cgroup" -maxdepth 6 -type d -name "kern-box-gone-$sup" \
+			-exec find {} -name cgroup.procs -exec cat {} + \; 2>/dev/null | head -1)
+		[ -z "$x" ] && break
+		sleep 0.01
+	done
+	[ -z "$x" ] || { echo "box cgroups still populated: $x"; return 1; }
 	run chroot_run /kern box next -q --rootfs /rootfs -- true
 	assert_status 0
 	run find "$CHROOT/sys/fs/cgroup" -maxdepth 6 -type d -name "kern-box-gone-$sup"
