@@ -179,6 +179,19 @@ kill_at_phase() {
 	# model: the box dies with its supervisor).
 	for _ in $(seq 30); do pgrep -fx "sleep $dur" >/dev/null || break; sleep 0.05; done
 	[ -z "$(pgrep -fx "sleep $dur" || true)" ] || { echo "process left"; pgrep -af "sleep $dur"; return 1; }
+	# Gone from /proc is not yet out of the cgroups: a v1 box cgroup can
+	# stay populated a moment longer (dying tasks, one level down:
+	# cgroup/tree.c). Wait for every cgroup.procs of the box's trees to
+	# empty, or recover's sweep meets a box still dying (rmdir: EBUSY) and
+	# rightly leaves it.
+	local x
+	for _ in $(seq 500); do
+		x=$(find /sys/fs/cgroup -maxdepth 4 -type d -name "kern-box-$name-*" \
+			-exec find {} -name cgroup.procs -exec cat {} + \; 2>/dev/null | head -1)
+		[ -z "$x" ] && break
+		sleep 0.01
+	done
+	[ -z "$x" ] || { echo "box cgroups still populated: $x"; return 1; }
 	"$KERN" recover >/dev/null 2>&1 || true
 	# KILL-2: host mountinfo unchanged.
 	[ "$before" = "$(cut -d' ' -f5 /proc/self/mountinfo | sort)" ] ||
