@@ -380,6 +380,10 @@ sup_of() { awk -F'\t' '$1 == "supervisor" { print $2 }' "$CHROOT/tmp/kern-0/inst
 	local sup
 	detached ex
 	grep -qx $'userns\tno' "$CHROOT/tmp/kern-0/instances/ex"
+	# kern ps --json tells clients that the box's ids are the host's.
+	run --separate-stderr chroot_run /kern ps --json --filter name=ex
+	assert_status 0
+	[[ $output == *'"name": "ex"'*'"userns": false}'* ]] || { echo "ps: $output"; return 1; }
 	run --separate-stderr chroot_run /kern exec ex -- sh -c "$IDENT"
 	assert_status 0
 	[ "$output" = "$IDENT_NOBODY" ] || { diff <(echo "$IDENT_NOBODY") <(echo "$output"); return 1; }
