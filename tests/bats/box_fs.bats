@@ -295,15 +295,40 @@ ls /dev | tr "\n" " "'
 	grep -q "overlaps kern's own state" "$BATS_TEST_TMPDIR/err"
 }
 
-@test "MNT-13: host mountinfo is unchanged before, during and after 50 boxes [rootless]" {
-	before=$(cut -d' ' -f5 /proc/self/mountinfo | sort)
+# The mount table kern starts its boxes from, before, during and after:
+# one file each in $1.
+mnt13_tables() {
+	cut -d' ' -f5 /proc/self/mountinfo | sort >"$1/before"
 	"$KERN" box mi --image host -- sleep 2 &
 	sleep 0.5
-	during=$(cut -d' ' -f5 /proc/self/mountinfo | sort)
-	for i in $(seq 1 50); do "$KERN" box mi$i --image host -- true; done
+	cut -d' ' -f5 /proc/self/mountinfo | sort >"$1/during"
+	for i in $(seq 1 50); do "$KERN" box "mi$i" --image host -- true; done
 	wait
-	after=$(cut -d' ' -f5 /proc/self/mountinfo | sort)
-	[ "$before" = "$during" ] && [ "$before" = "$after" ]
+	cut -d' ' -f5 /proc/self/mountinfo | sort >"$1/after"
+}
+
+@test "MNT-13: host mountinfo is unchanged before, during and after 50 boxes [rootless]" {
+	local d=$BATS_TEST_TMPDIR
+	if is_root; then
+		# In a private copy of the host's mount namespace, which kern starts
+		# from and only kern changes: other suites of make check mount
+		# and unmount on the host meanwhile, and must not count here.
+		export -f mnt13_tables
+		KERN=$KERN unshare -m --propagation private bash -c 'mnt13_tables "$1"' _ "$d"
+	else
+		# An unprivileged caller's kern cannot mount in the host's
+		# namespace at all; root's other tests can, so the whole table is
+		# compared and a difference is looked at again: kern's own leak
+		# shows every time, a neighbour's mount once.
+		for _ in 1 2 3; do
+			mnt13_tables "$d"
+			cmp -s "$d/before" "$d/during" && cmp -s "$d/before" "$d/after" && break
+			echo "mount table changed (retrying):"
+			diff "$d/before" "$d/during" || true
+			diff "$d/before" "$d/after" || true
+		done
+	fi
+	diff "$d/before" "$d/during" && diff "$d/before" "$d/after"
 }
 
 @test "MNT-14: --image host shows only the system dirs and kern's /etc [rootless]" {
