@@ -8,6 +8,7 @@
 // exit status and outcome bytes first.
 
 const { BoxProcess, exitStatus, sleep } = require("./spawn.cjs");
+const { spawnerFor } = require("./spawner.cjs");
 const { pipes } = require("./pipes.cjs");
 const frames = require("./frames.cjs");
 const { pySource } = require("./drivers.cjs");
@@ -76,9 +77,10 @@ class DriverBox {
 	 * @param {string} o.kern @param {string[]} o.argv @param {string} o.name
 	 * @param {Record<string, string | undefined>} o.env
 	 * @param {number} o.outCap @param {number} o.replyLimit @param {number | null} o.memoryMb
-	 * @param {{r: number, w: number}[]} p stdout, stderr and stdin pipes
+	 * @param {{r: number, w: number}[]} p stdout, stderr and stdin pipes (and BoxProcess's side pipes)
+	 * @param {import("./spawner.cjs").Spawner | null} spawner see BoxProcess
 	 */
-	constructor(o, p) {
+	constructor(o, p, spawner) {
 		this.name = o.name;
 		this.outCap = o.outCap;
 		this.memoryMb = o.memoryMb;
@@ -100,7 +102,7 @@ class DriverBox {
 					this.kernErrSize += Math.min(room, d.length);
 				}
 			},
-		}, p);
+		}, p, spawner);
 		this.reader = new frames.FrameReader(this.box.readers[0].s, o.replyLimit);
 		this.isIdle = false;
 		this.startedAt = performance.now();
@@ -111,7 +113,8 @@ class DriverBox {
 	 * @param {ConstructorParameters<typeof DriverBox>[0]} o
 	 */
 	static async start(o) {
-		return new DriverBox(o, await pipes(3));
+		const spawner = await spawnerFor(o.kern);
+		return new DriverBox(o, await pipes(BoxProcess.pipeCount({ stdin: true, alive: false }, spawner !== null), spawner), spawner);
 	}
 
 	/**

@@ -69,19 +69,17 @@ process.on("exit", () => {
 });
 
 /**
- * Make `n` more pipes with one `mkfifo` run; concurrent callers share the
+ * Make `n` more pipes with one `mkfifo` run (through kern's spawner when
+ * there is one: no fork of this process); concurrent callers share the
  * batch in flight.
- * @param {number} n @returns {Promise<void>}
+ * @param {number} n @param {import("./spawner.cjs").Spawner | null} spawner
+ * @returns {Promise<void>}
  */
-function refill(n) {
+function refill(n, spawner) {
 	if (filling) return filling;
 	const [dir, names] = batchNames(n);
 	pendingDirs.add(dir);
 	filling = new Promise((resolve, reject) => {
-		const p = spawn(mkfifoBin(), ["-m", "600", "--", ...names], { stdio: ["ignore", "ignore", "pipe"] });
-		/** @type {Buffer[]} */
-		const err = [];
-		p.stderr.on("data", (d) => err.push(d));
 		const done = (/** @type {Error | null} */ e) => {
 			filling = null;
 			pendingDirs.delete(dir);
@@ -97,8 +95,27 @@ function refill(n) {
 				reject(o);
 			}
 		};
-		p.on("error", (e) => done(new SandboxError(`mkfifo in ${dir}: ${e.message}`)));
-		p.on("close", (code) => done(code === 0 ? null : new SandboxError(`mkfifo in ${dir}: ${Buffer.concat(err).toString().trim() || `exit ${code}`}`)));
+		const argv = ["-m", "600", "--", ...names];
+		const forked = () => {
+			for (const name of names) fs.rmSync(name, { force: true }); // what a failed run made
+			const p = spawn(mkfifoBin(), argv, { stdio: ["ignore", "ignore", "pipe"] });
+			/** @type {Buffer[]} */
+			const err = [];
+			p.stderr.on("data", (d) => err.push(d));
+			p.on("error", (e) => done(new SandboxError(`mkfifo in ${dir}: ${e.message}`)));
+			p.on("close", (code) => done(code === 0 ? null : new SandboxError(`mkfifo in ${dir}: ${Buffer.concat(err).toString().trim() || `exit ${code}`}`)));
+		};
+		const bin = mkfifoBin();
+		if (!spawner || !bin.startsWith("/")) return forked();
+		// Its stderr goes nowhere: a failure is run again the forked way,
+		// which says why.
+		try {
+			const c = spawner.start(bin, argv, process.env, [null, null, null, null, null], null, () => undefined);
+			c.on("exit", (code) => (code === 0 ? done(null) : forked()));
+			c.on("error", forked);
+		} catch {
+			forked();
+		}
 	});
 	return filling;
 }
@@ -107,12 +124,13 @@ function refill(n) {
  * Fresh pipes: `{r, w}` descriptor pairs, both close-on-exec (libuv opens
  * everything O_CLOEXEC), so only the child they are handed to gets one. The
  * next batch is started in the background when few are left.
- * @param {number} n @returns {Promise<{r: number, w: number}[]>}
+ * @param {number} n @param {import("./spawner.cjs").Spawner | null} [spawner] makes the batches
+ * @returns {Promise<{r: number, w: number}[]>}
  */
-async function pipes(n) {
-	while (spare.length < n) await refill(Math.max(BATCH, n - spare.length));
+async function pipes(n, spawner = null) {
+	while (spare.length < n) await refill(Math.max(BATCH, n - spare.length), spawner);
 	const got = spare.splice(spare.length - n, n);
-	if (spare.length < LOW) refill(BATCH).catch(() => undefined);
+	if (spare.length < LOW) refill(BATCH, spawner).catch(() => undefined);
 	return got;
 }
 

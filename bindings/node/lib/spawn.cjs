@@ -9,6 +9,7 @@ const net = require("node:net");
 const os = require("node:os");
 const { spawn, execFile } = require("node:child_process");
 const { pipes, closeQuietly } = require("./pipes.cjs");
+const { spawnerFor } = require("./spawner.cjs");
 const { SandboxError } = require("./errors.cjs");
 
 // Descriptor numbers in the kern process.
@@ -136,6 +137,20 @@ function readEnd(fd, onData) {
 }
 
 /**
+ * Read a stream libuv made to its end.
+ * @param {import("node:stream").Readable} s @param {(d: Buffer) => void} onData
+ */
+function readStream(s, onData) {
+	s.on("data", onData);
+	/** @type {Promise<void>} */
+	const done = new Promise((resolve) => {
+		s.on("close", () => resolve());
+		s.on("error", () => s.destroy());
+	});
+	return { s, done };
+}
+
+/**
  * One kern process: its pipes, its outcome bytes and its end.
  */
 class BoxProcess {
@@ -151,35 +166,50 @@ class BoxProcess {
 	 *   its process group only (`kern stop` would end the whole resident box)
 	 * @param {((d: Buffer) => void) | null} o.onStdout null: read `readers[0].s` yourself
 	 * @param {(d: Buffer) => void} o.onStderr
-	 * @param {{r: number, w: number}[]} p pipes for stdout, stderr and (with o.stdin) stdin
+	 * @param {{r: number, w: number}[]} p pipes for stdout, stderr, (with
+	 *   o.stdin) stdin, and with a spawner the outcome and (with o.alive)
+	 *   alive pipes: BoxProcess.pipeCount()
+	 * @param {import("./spawner.cjs").Spawner | null} [spawner] start kern
+	 *   through it (lib/spawner.cjs), else with child_process.spawn
 	 */
-	constructor(o, p) {
+	constructor(o, p, spawner = null) {
 		this.kern = o.kern;
 		this.name = o.name;
 		this.execClient = Boolean(o.execClient);
 		this.env = o.env;
-		const [out, err] = p;
-		const inp = o.stdin ? p[2] : null;
+		const [out, err, ...more] = p;
+		const inp = o.stdin ? /** @type {{r: number, w: number}} */ (more.shift()) : null;
+		// libuv makes the side pipes itself; the spawner is given ours.
+		const started = spawner ? /** @type {{r: number, w: number}} */ (more.shift()) : null;
+		const alive = spawner && o.alive ? /** @type {{r: number, w: number}} */ (more.shift()) : null;
 		/** @type {Record<string, string | undefined>} */
 		const env = { ...o.env, KERN_STARTED_FD: String(STARTED_FD) };
 		if (o.alive) env.KERN_ALIVE_FD = String(ALIVE_FD);
 		else delete env.KERN_ALIVE_FD;
+		// The box's ends, which it gets as descriptors 0-2 (and 3-4).
+		const given = [inp ? inp.r : null, out.w, err.w];
+		const release = () => {
+			for (const fd of given) if (fd !== null) closeQuietly(fd);
+		};
 		try {
-			this.child = spawn(o.kern, o.argv, {
-				stdio: [inp ? inp.r : "ignore", out.w, err.w, "pipe", o.alive ? "pipe" : "ignore"],
-				env,
-				detached: true, // a session and process group of its own
-			});
+			if (spawner) {
+				given.push(/** @type {{r: number, w: number}} */ (started).w, alive ? alive.w : null);
+				this.child = spawner.start(o.kern, o.argv, env, given, null, release);
+			} else {
+				this.child = spawn(o.kern, o.argv, {
+					stdio: [given[0] === null ? "ignore" : given[0], out.w, err.w, "pipe", o.alive ? "pipe" : "ignore"],
+					env,
+					detached: true, // a session and process group of its own
+				});
+				release();
+			}
 		} catch (e) {
-			for (const p of [out, err, inp]) if (p) for (const fd of [p.r, p.w]) closeQuietly(fd);
+			for (const p of [out, err, inp, started, alive]) if (p) for (const fd of [p.r, p.w]) closeQuietly(fd);
 			throw new SandboxError(`spawn ${o.kern}: ${/** @type {Error} */ (e).message}`);
 		}
-		closeQuietly(out.w);
-		closeQuietly(err.w);
 		/** @type {net.Socket | null} */
 		this.stdin = null;
 		if (inp) {
-			closeQuietly(inp.r);
 			this.stdin = new net.Socket({ fd: inp.w, readable: false, writable: true });
 			this.stdin.on("error", () => undefined); // a write to a dead box: the reader sees EOF
 		}
@@ -187,32 +217,22 @@ class BoxProcess {
 		this.started = new Capture(4, null);
 		this.aliveBytes = "";
 		this.aliveEnded = !o.alive;
-		const side = /** @type {import("node:stream").Readable[]} */ (this.child.stdio.slice(STARTED_FD));
-		this.side = side.filter(Boolean);
-		/** @type {Promise<unknown>[]} */
-		const sideDone = [
-			new Promise((resolve) => {
-				side[0].on("data", (d) => this.started.add(d));
-				side[0].on("close", resolve);
-				side[0].on("error", () => side[0].destroy());
-			}),
-		];
-		if (o.alive && side[1]) {
-			const s = side[1];
-			sideDone.push(
-				new Promise((resolve) => {
-					s.on("data", (d) => {
-						this.aliveBytes += d.toString("latin1");
-					});
-					s.on("close", () => {
-						this.aliveEnded = true;
-						resolve(undefined);
-					});
-					s.on("error", () => s.destroy());
-				}),
-			);
-		}
-		this.sideDone = Promise.all(sideDone);
+		const onStarted = (/** @type {Buffer} */ d) => this.started.add(d);
+		const onAlive = (/** @type {Buffer} */ d) => {
+			this.aliveBytes += d.toString("latin1");
+		};
+		/** @type {{s: import("node:net").Socket | import("node:stream").Readable, done: Promise<void>}[]} */
+		const side = [];
+		if (started) side.push(readEnd(started.r, onStarted));
+		else side.push(readStream(/** @type {import("node:stream").Readable} */ (/** @type {import("node:child_process").ChildProcess} */ (this.child).stdio[STARTED_FD]), onStarted));
+		if (alive) side.push(readEnd(alive.r, onAlive));
+		else if (o.alive) side.push(readStream(/** @type {import("node:stream").Readable} */ (/** @type {import("node:child_process").ChildProcess} */ (this.child).stdio[ALIVE_FD]), onAlive));
+		if (o.alive)
+			/** @type {Promise<void>} */ (side[1].done).then(() => {
+				this.aliveEnded = true;
+			});
+		this.side = side.map((r) => r.s);
+		this.sideDone = Promise.all(side.map((r) => r.done));
 		/** @type {{code: number | null, signal: string | null} | null} */
 		this.status = null;
 		/** @type {Promise<{code: number | null, signal: string | null}>} */
@@ -234,7 +254,17 @@ class BoxProcess {
 	 * @param {ConstructorParameters<typeof BoxProcess>[0]} o
 	 */
 	static async start(o) {
-		return new BoxProcess(o, await pipes(o.stdin ? 3 : 2));
+		const spawner = await spawnerFor(o.kern);
+		return new BoxProcess(o, await pipes(BoxProcess.pipeCount(o, spawner !== null), spawner), spawner);
+	}
+
+	/**
+	 * How many pipes a box takes: stdout, stderr, stdin (with o.stdin),
+	 * and with a spawner the outcome and alive (with o.alive) pipes too.
+	 * @param {{stdin?: boolean, alive?: boolean}} o @param {boolean} spawner
+	 */
+	static pipeCount(o, spawner) {
+		return 2 + (o.stdin ? 1 : 0) + (spawner ? 1 + (o.alive ? 1 : 0) : 0);
 	}
 
 	/** kern's exit status, 128+N for a signal; null while it runs. */
@@ -249,7 +279,12 @@ class BoxProcess {
 	 */
 	killGroup(sig = "SIGKILL") {
 		const pid = this.child.pid;
-		if (!pid || this.status !== null) return;
+		if (this.status !== null) return;
+		if (!pid) {
+			// Not running yet: the spawner has not answered. On its answer.
+			this.child.once("spawn", () => this.killGroup(sig));
+			return;
+		}
 		if (sig === "SIGKILL") this.killed = true;
 		for (const target of [-pid, pid]) {
 			try {
