@@ -154,6 +154,13 @@ function readStream(s, onData) {
  * One kern process: its pipes, its outcome bytes and its end.
  */
 class BoxProcess {
+	/** unref()'d by its owner */
+	#idle = false;
+	/** callers in wait() or join() */
+	#waiters = 0;
+	/** what the handles were last set to */
+	#referenced = true;
+
 	/**
 	 * @param {object} o
 	 * @param {string} o.kern
@@ -327,12 +334,9 @@ class BoxProcess {
 	 * Wait for kern's exit, at most `ms` (null: no bound).
 	 * @param {number | null} ms @returns {Promise<boolean>} it exited
 	 */
-	async wait(ms) {
-		if (ms === null) {
-			await this.exited;
-			return true;
-		}
-		return Promise.race([this.exited.then(() => true), sleep(ms).then(() => false)]);
+	wait(ms) {
+		if (ms === null) return this.#awaited(this.exited.then(() => true));
+		return this.#awaited(Promise.race([this.exited.then(() => true), sleep(ms).then(() => false)]));
 	}
 
 	/**
@@ -341,24 +345,56 @@ class BoxProcess {
 	 */
 	async join() {
 		const all = Promise.all([...this.readers.map((r) => r.done), this.sideDone]);
-		const joined = await Promise.race([all.then(() => true), sleep(JOIN_MS).then(() => false)]);
+		const joined = await this.#awaited(Promise.race([all.then(() => true), sleep(JOIN_MS).then(() => false)]));
 		if (!joined) this.destroy();
 	}
 
-	/** Let the process exit while this box runs (a background build, an idle kernel). */
+	/**
+	 * Keep the process alive until `p` settles, whatever unref() said: a
+	 * caller waits for kern's end (or its pipes' EOF), and those arrive
+	 * only through the child's handle (through kern spawner's stdout, see
+	 * lib/spawner.cjs) and the readers. The timers of wait() and join() are
+	 * unref'd, so without this a torn-down idle kernel whose `kern stop`
+	 * returned before kern's exit was reported let the event loop end
+	 * under the waiting caller.
+	 * @template T @param {Promise<T>} p @returns {Promise<T>}
+	 */
+	async #awaited(p) {
+		this.#waiters++;
+		this.#applyRef();
+		try {
+			return await p;
+		} finally {
+			this.#waiters--;
+			this.#applyRef();
+		}
+	}
+
+	/** Let the process exit while this box runs and nobody waits for its end (a background build, an idle kernel). */
 	unref() {
-		this.child.unref();
-		for (const r of this.readers) r.s.unref();
-		for (const s of this.side) /** @type {import("node:net").Socket} */ (s).unref();
-		if (this.stdin) this.stdin.unref();
+		this.#idle = true;
+		this.#applyRef();
 	}
 
 	/** Keep the process alive while this box runs (the default). */
 	ref() {
-		this.child.ref();
-		for (const r of this.readers) r.s.ref();
-		for (const s of this.side) /** @type {import("node:net").Socket} */ (s).ref();
-		if (this.stdin) this.stdin.ref();
+		this.#idle = false;
+		this.#applyRef();
+	}
+
+	/** Referenced unless unref()'d with no caller in wait() or join(). */
+	#applyRef() {
+		const want = !this.#idle || this.#waiters > 0;
+		if (want === this.#referenced) return;
+		this.#referenced = want;
+		const handles = [this.child, ...this.readers.map((r) => r.s), ...this.side, ...(this.stdin ? [this.stdin] : [])];
+		for (const h of handles) {
+			const s = /** @type {{ref(): void, unref(): void, destroyed?: boolean}} */ (/** @type {unknown} */ (h));
+			// (a destroyed socket would queue the call for a connect that never comes)
+			if (s.destroyed) continue;
+			if (want) s.ref();
+			else s.unref();
+		}
 	}
 
 	/** Close every descriptor we hold. */

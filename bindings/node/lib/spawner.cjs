@@ -40,12 +40,15 @@ class SpawnedChild extends EventEmitter {
 		this.live = true;
 		/** @type {(() => void) | null} our copies of its descriptors may close now */
 		this.onRunning = null;
+		/** @type {ReturnType<typeof setInterval> | null} after the spawner died: polls its pid */
+		this.watch = null;
 	}
 
 	ref() {
 		if (!this.referenced) {
 			this.referenced = true;
 			if (this.live) this.owner.adjust(1);
+			this.watch?.ref();
 		}
 	}
 
@@ -53,6 +56,7 @@ class SpawnedChild extends EventEmitter {
 		if (this.referenced) {
 			this.referenced = false;
 			if (this.live) this.owner.adjust(-1);
+			this.watch?.unref();
 		}
 	}
 
@@ -91,8 +95,13 @@ class Spawner {
 		/** @type {import("node:stream").Writable} */ (this.proc.stdin).on("error", () => undefined);
 		this.proc.on("error", () => this.died());
 		this.proc.on("exit", () => this.died());
-		// Its own exit never keeps us alive; its stdout does while a
-		// referenced child runs, or while we wait for the greeting.
+		// Its own exit never keeps us alive; its stdout does while we wait
+		// for the greeting, and while any referenced child lives: the
+		// answers we wait for (started, exited) come only through it. A
+		// child is referenced unless its owner unref'd it (an idle kernel
+		// or pooled box, a background build) and nobody awaits its end
+		// (BoxProcess refs it for every wait()). With no child left, or
+		// only idle ones, it is unref'd and the process may end.
 		this.proc.unref();
 		this.adjust(1);
 		this.ready.then(() => this.adjust(-1));
@@ -183,15 +192,18 @@ class Spawner {
 				continue;
 			}
 			c.release();
-			const timer = setInterval(() => {
+			// Referenced as the child is (a waiting caller refs it): the
+			// spawner's stdout, which carried that, is gone.
+			c.watch = setInterval(() => {
 				try {
 					process.kill(pid, 0);
 				} catch {
-					clearInterval(timer);
+					if (c.watch) clearInterval(c.watch);
+					c.watch = null;
 					lost();
 				}
 			}, 100);
-			if (!c.referenced) timer.unref();
+			if (!c.referenced) c.watch.unref();
 		}
 	}
 

@@ -2,9 +2,11 @@
 // §15.2), through the Python package's own driver.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
-import { kern, boxes, until, assertNothingLeft, require } from "./helpers.mjs";
+import { kern, boxes, until, assertNothingLeft, require, PKG } from "./helpers.mjs";
 
 const { Sandbox, SandboxError, Kernel } = kern;
 let sbx;
@@ -137,4 +139,73 @@ test("IO-4: raw os.write(1) and subprocess output in a cell are captured in the 
 	} finally {
 		await k.close();
 	}
+});
+
+// The rest run a script of their own: what is tested is when its event
+// loop ends, which a test inside this process's runner cannot see.
+const scratch = mkdtempSync(path.join(os.tmpdir(), "nodesbx-kernel-"));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/**
+ * Run `body` (an async function body, the package as `k`) in a new node
+ * process; its stdout, and whether it ended by itself within 60 s.
+ * @param {string} body @param {Record<string, string>} env
+ * @returns {Promise<{stdout: string, stderr: string, code: number | null, hung: boolean}>}
+ */
+function script(body, env) {
+	const source = `const k = require(${JSON.stringify(PKG)});\n(async () => {\n${body}\n})();`;
+	return new Promise((resolve) => {
+		execFile(process.execPath, ["-e", source], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 60000, killSignal: "SIGKILL" }, (err, stdout, stderr) => {
+			const e = /** @type {any} */ (err);
+			resolve({ stdout, stderr, code: e ? (e.code ?? null) : 0, hung: Boolean(e && e.killed) });
+		});
+	});
+}
+
+// A kernel's deadline tears its box down while the kernel is idle as far as
+// the event loop goes (idle kernels must not keep the process alive), and
+// the cell's caller waits for kern's end. That end arrives through kern
+// spawner's stdout (or the child's handle, without the spawner): both must
+// keep the loop alive while someone waits. The race was lost in make
+// check's unprivileged pass (kernel/timeout-tears-the-kernel-down and the
+// cases after it: "Promise resolution is still pending but the event loop
+// has already resolved"). Here it is lost every time: this kern's `kern
+// stop` returns at once and stops the box a moment later.
+for (const [how, env] of /** @type {[string, Record<string, string>][]} */ ([
+	["through kern spawner", {}],
+	["through child_process.spawn", { KERN_SANDBOX_SPAWNER: "0" }],
+])) {
+	test(`a kernel's deadline teardown is waited for to kern's end when \`kern stop\` returns first, ${how}: the script goes on`, async () => {
+		const { locateKern } = require("../lib/locate.cjs");
+		const real = path.resolve(locateKern().path);
+		const slowStop = path.join(scratch, `kern-slow-stop-${env.KERN_SANDBOX_SPAWNER ?? "1"}`);
+		writeFileSync(slowStop, `#!/bin/sh\nif [ "$1" = stop ]; then '${real}' "$@" >/dev/null 2>&1 & exit 0; fi\nexec '${real}' "$@"\n`, { mode: 0o755 });
+		const r = await script(`
+	const s = await k.Sandbox.create({ image: "host", memoryMb: 128, timeoutS: 20 });
+	const kn = await s.kernel();
+	const a = await kn.runCode("x = 1");
+	const t = await kn.runCode("print('before', flush=True)\\nwhile True: pass", { timeoutS: 1 });
+	let dead = "";
+	try { await kn.runCode("1"); } catch (e) { dead = e.message; }
+	const then = await s.runCode("print(6 * 7)");
+	await kn.close();
+	await s.close();
+	console.log(JSON.stringify({ a: a.success, fault: t.fault && t.fault.type, stdout: t.stdout, dead: /kernel is dead/.test(dead), then: then.stdout }));`, { ...env, KERN_BIN: slowStop });
+		assert.equal(r.hung, false, `the script did not end: ${r.stderr}`);
+		assert.notEqual(r.stdout, "", `the script ended (exit ${r.code}) before its awaited calls settled: the event loop ran out under them. stderr: ${r.stderr}`);
+		assert.deepEqual(JSON.parse(r.stdout), { a: true, fault: "timeout", stdout: "before\n", dead: true, then: "42\n" });
+		await assertNothingLeft(assert);
+	});
+}
+
+test("an idle kernel does not keep the process alive: a script that ends without close() exits, and its box goes with it", async () => {
+	const r = await script(`
+	const s = await k.Sandbox.create({ image: "host", memoryMb: 128, timeoutS: 20 });
+	const kn = await s.kernel();
+	console.log((await kn.runCode("x = 6 * 7\\nprint(x)")).stdout.trim(), kn.name);`, {});
+	assert.equal(r.hung, false, `an idle kernel kept the script alive: ${r.stderr}`);
+	const [out, name] = r.stdout.trim().split(" ");
+	assert.equal(out, "42", r.stderr);
+	assert.ok(await until(() => !boxes().includes(name), 10000), `${name} still runs`);
+	await assertNothingLeft(assert);
 });
