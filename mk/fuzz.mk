@@ -22,7 +22,7 @@ FUZZ_ALL := pull_json pull_ref pull_wwwauth fuzz_member_path fuzz_layer egress_h
 FUZZ_PULL_LIB   := lib/base/json.c lib/oci/manifest.c lib/image/sidecar.c lib/oci/digest.c \
 		   lib/oci/sha256_x86.c lib/oci/ref.c lib/image/cachekey.c lib/oci/wwwauth.c lib/base/strv.c
 FUZZ_UNPACK_LIB := $(sort $(wildcard lib/layer/*.c)) lib/oci/digest.c lib/oci/sha256_x86.c \
-		   lib/base/tree.c lib/base/path.c
+		   lib/base/tree.c lib/base/path.c lib/base/strv.c
 fuzz_src_pull_json        := $(FUZZ_PULL_LIB)
 fuzz_src_pull_ref         := $(FUZZ_PULL_LIB)
 fuzz_src_pull_wwwauth     := $(FUZZ_PULL_LIB)
