@@ -972,7 +972,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	struct box_steps *st = &l.s;
 	struct cg_box *cg = NULL;
 	enum root_kind root;
-	int rc, detach_fd = -1;
+	int rc, detach_fd = a->ready_fd;
 
 	/* 3: the root. */
 	if (a->image && strcmp(a->image, "host") == 0) {
@@ -1113,6 +1113,8 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	l.run.env = l.env.v;
 	l.run.argv = l.argv.v;
 	l.run.tty = st->sc.tty;
+	l.run.gated = a->gate_fd >= 0;
+	l.run.gate_fd = a->gate_fd;
 
 	/* A shifted PID 1 cannot walk root's private runtime directory to its
 	 * scratch; it inherits it as its working directory (fs_config). */
@@ -1152,13 +1154,15 @@ undo:
 	return fail_started(&l, rc);
 }
 
-static int box_main(int argc, char **argv)
+int box_run(int argc, char **argv, int gate_fd, int ready_fd)
 {
 	static struct box_args a;	/* large and sparse: see launch() */
 	int alive_fd = env_fd("KERN_ALIVE_FD");
 	int started_fd = env_fd("KERN_STARTED_FD");
 	int rc;
 
+	a.gate_fd = gate_fd;
+	a.ready_fd = ready_fd;
 	/* 1: the alive byte first, before anything can take time. */
 	alive_remember(alive_fd);
 	alive_write(alive_fd, ALIVE_STARTED);
@@ -1190,6 +1194,11 @@ static int box_main(int argc, char **argv)
 			  "read-only=on (untrusted code profile)", seccomp_mode_name(a.seccomp_mode), adds);
 	}
 	return launch(&a, alive_fd, started_fd);
+}
+
+static int box_main(int argc, char **argv)
+{
+	return box_run(argc, argv, -1, -1);
 }
 
 APPLET(box, "run a command in a fresh box", usage, box_main);

@@ -82,6 +82,10 @@ struct box_args {
 	char hostname_buf[HOST_NAME_LEN + 1];
 	uint64_t disk;		/* --disk, or disk_default() of the memory cap */
 	int disk_given;
+	/* kern-oci (box_run): PID 1 waits on gate_fd before the workload, and
+	 * ready_fd hears the launch's outcome as -d's launcher does; -1 for
+	 * kern box. */
+	int gate_fd, ready_fd;
 };
 
 /* Every step's config, resolved from the flags, the environment,
@@ -149,6 +153,10 @@ int resolve_steps(struct launch *l, enum root_kind root);
 enum root_kind rootfs_root(const struct box_args *a, char *lower, size_t len);
 /* box_resolve.c: the environment kern-seccomp would build, in l->env. */
 int build_env(struct launch *l);
+
+/* kern box with argv (argv[0] "box"), for kern-oci: gate_fd and ready_fd
+ * as in struct box_args. Returns the exit status. */
+int box_run(int argc, char **argv, int gate_fd, int ready_fd);
 
 /* box_plan.c: --plan, the chain printed; returns the exit status. */
 int box_plan(struct box_args *a);

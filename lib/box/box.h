@@ -101,6 +101,10 @@ struct run_config {
 	struct lockdown ld;
 	char **argv;		/* the command */
 	int tty;		/* -t: the workload's fds 0-2 are a pty of the box's own */
+	/* kern-oci create: init, locked down, ends the launcher's wait and
+	 * reads one byte from gate_fd (kern-oci start) before the workload. */
+	int gated;
+	int gate_fd;
 };
 
 #endif

@@ -147,10 +147,41 @@ static void __attribute__((noreturn)) reap_until(pid_t child, int report_fd)
 	}
 }
 
+static void gate_signal(int sig)
+{
+	_exit(128 + sig);
+}
+
+/* kern-oci create: everything but the workload is done, and the
+ * launcher hears so now (the status pipe ends here, as it would at the
+ * workload's exec). Then the wait for kern-oci start's byte; a stop
+ * signal meanwhile (kern-oci kill, passed on by the supervisor) ends init
+ * and the box with 128+N, which init, as PID 1 of its pid namespace, only
+ * gets with a handler. */
+static void wait_at_gate(int fd)
+{
+	struct sigaction sa = {.sa_handler = gate_signal};
+	char byte;
+	ssize_t n;
+	status_forked();
+	close(diag_status_fd);
+	diag_status_fd = -1;
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+		sigaction(init_forwarded[i], &sa, NULL);
+	while ((n = read(fd, &byte, 1)) < 0 && errno == EINTR)
+		;
+	close(fd);
+	sa.sa_handler = SIG_DFL;
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+		sigaction(init_forwarded[i], &sa, NULL);
+	if (n != 1)
+		_exit(EXIT_SETUP);
+}
+
 void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 {
 	sigset_t block, orig;
-	int keep[4] = {alive_fd, diag_status_fd, report_fd, -1};
+	int keep[5] = {alive_fd, diag_status_fd, report_fd, -1, rc->gated ? rc->gate_fd : -1};
 
 	alive_remember(alive_fd);
 	/* Before the workload exists: nothing in the box may open init's
@@ -183,12 +214,15 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 	/* /proc/1/cmdline is readable by everything in the box: kern's argv
 	 * (host paths of binds, the applet chain) goes. */
 	proctitle_set("kern-init");
-	/* 33: nothing but the three sanctioned pipes (and -t's pty) survives,
+	/* 33: nothing but the three sanctioned pipes (and -t's pty, kern-oci's
+	 * gate) survives,
 	 * all close-on-exec. */
-	close_fds_except(keep, 4);
+	close_fds_except(keep, 5);
 	for (int i = 0; i < 3; i++)
 		if (keep[i] >= 0)
 			set_cloexec(keep[i], 1);
+	if (rc->gated)
+		wait_at_gate(rc->gate_fd);
 	/* Block before forking so no signal meant for the workload is lost. */
 	init_wait_set(&block);
 	sigprocmask(SIG_BLOCK, &block, &orig);

@@ -469,12 +469,12 @@ static void bind_devices(int rootfd, const char *root, const struct fs_config *c
 }
 
 /* Bind src (each entry onto itself when src is -1) over every entry of
- * names that exists in the procfs at proc. */
-static void mask_binds(int proc, const char *const *names, size_t n, int src, const struct bind_opts *o)
+ * names (NULL-terminated) that exists in the procfs at proc. */
+static void mask_binds(int proc, const char *const *names, int src, const struct bind_opts *o)
 {
 	const char *what;
 	char path[64];
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; names[i]; i++) {
 		snprintf(path, sizeof path, "/proc/%s", names[i]);
 		int fd = openat(proc, names[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
@@ -485,17 +485,20 @@ static void mask_binds(int proc, const char *const *names, size_t n, int src, co
 	}
 }
 
-/* The /proc masks of isolation.md §4.3, every one made by descriptor from
+/* The /proc masks of isolation.md §4.3 (rootfs.h: kern-oci checks a
+ * config's maskedPaths and readonlyPaths against them). */
+const char *const rootfs_proc_ro[] = {"sys", "sysrq-trigger", "irq", "bus", "fs", "asound", NULL};
+const char *const rootfs_proc_null[] = {"kcore", "kallsyms", "kmsg", "keys", "latency_stats",
+					"timer_list", "sched_debug", NULL};
+const char *const rootfs_proc_empty[] = {"scsi", "acpi", NULL};
+
+/* The masks above, every one made by descriptor from
  * the procfs proc_verified() proved and a null device proved by its device
  * number, whatever the box's /dev and /proc names lead to by now (runc
  * CVE-2025-31133, -52565, -52881). A mask that cannot be made fails the
  * box; only an absent path is passed over. */
 static void mask_proc(int proc, int null)
 {
-	static const char *const ro_self[] = {"sysrq-trigger", "irq", "bus", "fs", "asound"};
-	static const char *const null_over[] = {"kcore", "kallsyms", "kmsg", "keys", "latency_stats",
-						"timer_list", "sched_debug"};
-	static const char *const tmpfs_over[] = {"scsi", "acpi"};
 	const struct bind_opts ro = {.ro = 1}, dev = {.dev = 1};
 	const char *what;
 	char path[64];
@@ -507,11 +510,11 @@ static void mask_proc(int proc, int null)
 	if (fd < 0 || bind_fd(fd, fd, "/proc/sys", &ro, &what) < 0)
 		die_setup_errno("read-only bind of /proc/sys");
 	close(fd);
-	mask_binds(proc, ro_self, sizeof ro_self / sizeof ro_self[0], -1, &ro);
-	mask_binds(proc, null_over, sizeof null_over / sizeof null_over[0], null, &dev);
-	for (size_t i = 0; i < sizeof tmpfs_over / sizeof tmpfs_over[0]; i++) {
-		snprintf(path, sizeof path, "/proc/%s", tmpfs_over[i]);
-		if ((fd = openat(proc, tmpfs_over[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+	mask_binds(proc, rootfs_proc_ro + 1, -1, &ro);
+	mask_binds(proc, rootfs_proc_null, null, &dev);
+	for (size_t i = 0; rootfs_proc_empty[i]; i++) {
+		snprintf(path, sizeof path, "/proc/%s", rootfs_proc_empty[i]);
+		if ((fd = openat(proc, rootfs_proc_empty[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			continue;
 		int t = tmpfs_at(fd, "size=0,mode=0555", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, &what);
 		if (t < 0)

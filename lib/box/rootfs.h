@@ -10,6 +10,11 @@
  * the workdir. */
 void fs_build(const struct fs_config *cfg);
 
+/* The /proc entries every box masks (isolation.md §4.3), NULL-terminated,
+ * names below /proc: made read-only (rootfs_proc_ro, /proc/sys first),
+ * hidden behind the null device, hidden behind an empty tmpfs. */
+extern const char *const rootfs_proc_ro[], *const rootfs_proc_null[], *const rootfs_proc_empty[];
+
 /* --image host, in a shifted box: ask the supervisor for the trees
  * host_image_populate() will bind (idm_prefetch). */
 void host_image_prefetch(const struct fs_config *cfg);
