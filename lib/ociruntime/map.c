@@ -1,0 +1,356 @@
+/* config.json -> kern box flags (map.h). Checked here: what needs the
+ * bundle (the root's real path), what a kern box flag cannot carry (a
+ * comma in a bind source), and what kern cannot honour. Everything else
+ * (clean paths, sizes, names) kern box checks again as for any user. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/parse.h"
+#include "base/path.h"
+#include "box/rootfs.h"
+#include "lockdown/lockdown.h"
+#include "ociruntime/map.h"
+
+struct m {
+	struct strv *argv;
+	char *why;
+	size_t wl;
+	int oom;
+};
+
+static int fail(struct m *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct m *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m->why, m->wl, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static void put(struct m *m, const char *a)
+{
+	if (strv_push(m->argv, a) < 0)
+		m->oom = 1;
+}
+
+static void put2(struct m *m, const char *flag, const char *v)
+{
+	put(m, flag);
+	put(m, v);
+}
+
+int oci_root_path(const struct oci_config *c, const char *bundle, char *out, size_t len, char *why,
+		  size_t wl)
+{
+	char joined[PATH_MAX * 2];
+	struct stat st;
+	if (!*c->root) {
+		snprintf(why, wl, "root.path is empty");
+		return -1;
+	}
+	snprintf(joined, sizeof joined, "%s%s%s", c->root[0] == '/' ? "" : bundle,
+		 c->root[0] == '/' ? "" : "/", c->root);
+	char *real = realpath(joined, NULL);
+	if (!real || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(why, wl, "root.path %s: %s", joined, real ? "not a directory" : strerror(errno));
+		free(real);
+		return -1;
+	}
+	if (!strcmp(real, "/") || strlen(real) >= len) {
+		snprintf(why, wl, "root.path %s resolves to %s: refused (a box of the host's own root, or "
+			 "a path longer than PATH_MAX)", c->root, real);
+		free(real);
+		return -1;
+	}
+	snprintf(out, len, "%s", real);
+	free(real);
+	return 0;
+}
+
+static int has_ns(const struct oci_config *c, const char *t)
+{
+	for (int i = 0; i < c->nns; i++)
+		if (!strcmp(c->ns[i], t))
+			return 1;
+	return 0;
+}
+
+/* kern gives every box its own pid, mount, ipc and uts namespace (and a
+ * user namespace where it can); network is the one a config may share. */
+static int map_namespaces(struct m *m, const struct oci_config *c)
+{
+	static const char *const known[] = {"pid", "mount", "ipc", "uts", "network", "user", "cgroup", NULL};
+	static const char *const always[] = {"pid", "mount", "ipc", "uts", NULL};
+	for (int i = 0; i < c->nns; i++) {
+		int ok = 0;
+		for (int k = 0; known[k] && !ok; k++)
+			ok = !strcmp(known[k], c->ns[i]);
+		if (!ok)
+			return fail(m, "linux.namespaces[%d].type: '%s' is not supported", i, c->ns[i]);
+		for (int k = 0; k < i; k++)
+			if (!strcmp(c->ns[k], c->ns[i]))
+				return fail(m, "linux.namespaces[%d].type: '%s' is listed twice", i, c->ns[i]);
+	}
+	for (int k = 0; always[k]; k++)
+		if (!has_ns(c, always[k]))
+			return fail(m, "linux.namespaces: no '%s' entry: a box always has its own %s "
+				    "namespace (sharing the host's is not supported)", always[k], always[k]);
+	if (!has_ns(c, "network"))
+		put(m, "--net=host");
+	return 0;
+}
+
+static int opt_in(const char *o, const char *const *allowed)
+{
+	for (int i = 0; allowed[i]; i++) {
+		size_t n = strlen(allowed[i]);
+		if (allowed[i][n - 1] == '=' ? !strncmp(o, allowed[i], n) : !strcmp(o, allowed[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* The mounts every box has already, made by kern with its own options
+ * (isolation.md §4): a config's entry for one of them is that mount. */
+static int kern_provides(const struct oci_mount *mt)
+{
+	static const char *const own[][2] = {{"/proc", "proc"},		{"/dev", "tmpfs"},
+					     {"/dev/pts", "devpts"},	{"/dev/shm", "tmpfs"},
+					     {"/dev/mqueue", "mqueue"}, {"/sys/fs/cgroup", "cgroup"},
+					     {"/sys/fs/cgroup", "cgroup2"}};
+	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+		if (mt->type && !strcmp(mt->dst, own[i][0]) && !strcmp(mt->type, own[i][1]))
+			return 1;
+	return 0;
+}
+
+static int map_mount(struct m *m, const struct oci_mount *mt, int k)
+{
+	static const char *const bind_opts[] = {"bind", "rbind", "ro", "rw", "nosuid", "nodev", "private",
+						"rprivate", NULL};
+	static const char *const tmpfs_opts[] = {"rw", "nosuid", "nodev", "size=", "mode=1777", NULL};
+	char buf[PATH_MAX * 2 + 64];
+	int bind = 0, ro = 0;
+	uint64_t size = 0;
+
+	if (!path_is_clean_abs(mt->dst))
+		return fail(m, "mounts[%d].destination '%s' must be an absolute path without '.' or '..'", k,
+			    mt->dst);
+	if (!strcmp(mt->dst, "/"))
+		return fail(m, "mounts[%d].destination: a mount over the root is not supported", k);
+	for (int i = 0; i < mt->nopts; i++)
+		bind |= !strcmp(mt->opts[i], "bind") || !strcmp(mt->opts[i], "rbind");
+	if (!bind && kern_provides(mt))
+		return 0;
+	if (bind || (mt->type && !strcmp(mt->type, "bind"))) {
+		for (int i = 0; i < mt->nopts; i++) {
+			if (!opt_in(mt->opts[i], bind_opts))
+				return fail(m, "mounts[%d].options: '%s' is not supported on a bind mount", k,
+					    mt->opts[i]);
+			ro |= !strcmp(mt->opts[i], "ro");
+		}
+		if (!mt->src || mt->src[0] != '/')
+			return fail(m, "mounts[%d].source must be an absolute host path", k);
+		if (strpbrk(mt->src, ",\n") || strpbrk(mt->dst, ",\n"))
+			return fail(m, "mounts[%d]: a path holding ',' or a newline is not supported", k);
+		snprintf(buf, sizeof buf, "type=bind,src=%s,dst=%s%s", mt->src, mt->dst, ro ? ",ro" : "");
+		put2(m, "--mount", buf);
+		return 0;
+	}
+	if (mt->type && !strcmp(mt->type, "tmpfs")) {
+		for (int i = 0; i < mt->nopts; i++) {
+			if (!opt_in(mt->opts[i], tmpfs_opts))
+				return fail(m, "mounts[%d].options: '%s' is not supported on a tmpfs (kern's are "
+					    "rw,nosuid,nodev,mode=1777)", k, mt->opts[i]);
+			if (!strncmp(mt->opts[i], "size=", 5) && parse_size(mt->opts[i] + 5, 1, &size) < 0)
+				return fail(m, "mounts[%d].options: bad '%s'", k, mt->opts[i]);
+		}
+		if (strchr(mt->dst, ':'))
+			return fail(m, "mounts[%d].destination: a tmpfs path holding ':' is not supported", k);
+		snprintf(buf, sizeof buf, "%s:%llu", mt->dst, (unsigned long long)size);
+		put2(m, "--tmpfs", size ? buf : mt->dst);
+		return 0;
+	}
+	return fail(m, "mounts[%d]: type '%s' at %s is not supported%s", k, mt->type ? mt->type : "(none)",
+		    mt->dst, mt->type && !strcmp(mt->type, "sysfs") ? " (a box has no /sys but its cgroup view)" : "");
+}
+
+static int listed(const char *const *names, const char *proc_rel)
+{
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(names[i], proc_rel))
+			return 1;
+	return 0;
+}
+
+/* maskedPaths and readonlyPaths are accepted where kern's own masks
+ * (rootfs.h) already do as much, and below /sys, which a box does not
+ * have but for /sys/fs/cgroup. */
+static int map_paths(struct m *m, const struct oci_config *c)
+{
+	for (int i = 0; i < c->nmasked + c->nreadonly; i++) {
+		int masked = i < c->nmasked;
+		const char *p = masked ? c->masked[i] : c->readonly[i - c->nmasked];
+		const char *field = masked ? "linux.maskedPaths" : "linux.readonlyPaths";
+		int idx = masked ? i : i - c->nmasked;
+		if (!path_is_clean_abs(p))
+			return fail(m, "%s[%d] '%s' must be an absolute path without '.' or '..'", field, idx, p);
+		if (!strncmp(p, "/sys/", 5) && strncmp(p, "/sys/fs/cgroup", 14) != 0)
+			continue;
+		const char *rel = !strncmp(p, "/proc/", 6) ? p + 6 : NULL;
+		int ok = rel && (listed(rootfs_proc_null, rel) || listed(rootfs_proc_empty, rel) ||
+				 (!masked && listed(rootfs_proc_ro, rel)));
+		if (!ok)
+			return fail(m, "%s[%d] '%s' is not supported: kern masks /proc/{%s} and makes /proc/{%s} "
+				    "read-only, and no other path", field, idx, p,
+				    "kcore,kallsyms,kmsg,keys,latency_stats,timer_list,sched_debug,scsi,acpi",
+				    "sys,sysrq-trigger,irq,bus,fs,asound");
+	}
+	return 0;
+}
+
+static int cap_in(const char *const *set, int n, const char *cap)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(set[i], cap))
+			return 1;
+	return 0;
+}
+
+/* kern's workload has one capability set: the bounding set, which the
+ * other four must lie within. */
+static int map_caps(struct m *m, const struct oci_config *c)
+{
+	static const char *const names[] = {"bounding", "effective", "permitted", "inheritable", "ambient"};
+	if (!c->caps_set)
+		return 0;
+	for (int s = 1; s < OCI_CAP_SETS; s++)
+		for (int i = 0; i < c->ncaps[s]; i++)
+			if (!cap_in(c->caps[OCI_CAP_BOUNDING], c->ncaps[OCI_CAP_BOUNDING], c->caps[s][i]))
+				return fail(m, "process.capabilities.%s[%d] %s is not in the bounding set (kern "
+					    "gives the workload one set)", names[s], i, c->caps[s][i]);
+	put2(m, "--cap-drop", "ALL");
+	for (int i = 0; i < c->ncaps[OCI_CAP_BOUNDING]; i++) {
+		if (parse_cap(c->caps[OCI_CAP_BOUNDING][i]) < 0)
+			return fail(m, "process.capabilities.bounding[%d]: unknown capability '%s'", i,
+				    c->caps[OCI_CAP_BOUNDING][i]);
+		put2(m, "--cap-add", c->caps[OCI_CAP_BOUNDING][i]);
+	}
+	return 0;
+}
+
+static int map_rlimits(struct m *m, const struct oci_config *c)
+{
+	for (int i = 0; i < c->nrlimits; i++) {
+		const struct oci_rlimit *r = &c->rlimits[i];
+		char spec[96], soft[24], hard[24], name[32];
+		struct ulimit_spec u;
+		const char *why;
+		if (strncmp(r->type, "RLIMIT_", 7) != 0 || strlen(r->type) > 7 + 20)
+			return fail(m, "process.rlimits[%d].type '%s' is not an RLIMIT_ name", i, r->type);
+		size_t k = 0;
+		for (const char *s = r->type + 7; *s; s++)
+			name[k++] = (char)tolower((unsigned char)*s);
+		name[k] = 0;
+		snprintf(soft, sizeof soft, r->soft == UINT64_MAX ? "unlimited" : "%llu", (unsigned long long)r->soft);
+		snprintf(hard, sizeof hard, r->hard == UINT64_MAX ? "unlimited" : "%llu", (unsigned long long)r->hard);
+		snprintf(spec, sizeof spec, "%s=%s:%s", name, soft, hard);
+		if (ulimit_parse(spec, &u, &why) < 0)
+			return fail(m, "process.rlimits[%d]: %s: %s", i, r->type, why);
+		put2(m, "--ulimit", spec);
+	}
+	return 0;
+}
+
+static int map_resources(struct m *m, const struct oci_config *c)
+{
+	char buf[64];
+	if (c->mem_set) {
+		if (c->mem < 4096)
+			return fail(m, "linux.resources.memory.limit %llu is below 4096 bytes",
+				    (unsigned long long)c->mem);
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)c->mem);
+		put2(m, "--memory", buf);
+	}
+	/* memory.swap is memory plus swap: a box never swaps, so only the
+	 * memory limit itself (or -1, "as the runtime does") means that. */
+	if (c->swap_set && c->swap != UINT64_MAX && !(c->mem_set && c->swap == c->mem))
+		return fail(m, "linux.resources.memory.swap: a box never swaps (give -1 or the memory limit)");
+	if (c->pids_set) {
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)c->pids);
+		put2(m, "--pids-limit", buf);
+	}
+	if (c->cpu_set) {
+		unsigned long long micro = (unsigned long long)(c->cpu_quota * 1000000 / c->cpu_period);
+		if (c->cpu_quota > UINT64_MAX / 1000000 || micro == 0)
+			return fail(m, "linux.resources.cpu.quota %llu is out of range",
+				    (unsigned long long)c->cpu_quota);
+		snprintf(buf, sizeof buf, "%llu.%06llu", micro / 1000000, micro % 1000000);
+		put2(m, "--cpus", buf);
+	}
+	return 0;
+}
+
+int oci_map(const struct oci_config *c, const char *bundle, const char *id, struct strv *argv, char *why,
+	    size_t wl)
+{
+	struct m m = {.argv = argv, .why = why, .wl = wl};
+	char root[PATH_MAX], buf[PATH_MAX + 64];
+
+	if (c->terminal)
+		return fail(&m, "process.terminal is not supported yet (no --console-socket)");
+	if (oci_root_path(c, bundle, root, sizeof root, why, wl) < 0)
+		return -1;
+	if (strchr(bundle, '\n'))
+		return fail(&m, "the bundle path holds a newline");
+	put(&m, "box");
+	put(&m, id);
+	/* kern's notes are not the container's output. */
+	put(&m, "-q");
+	put2(&m, "--rootfs", root);
+	/* The engine owns the root: writes land in it, as with runc, unless
+	 * it is read-only (then an overlay whose writes are discarded). */
+	put(&m, c->root_ro ? "--read-only" : "--bind-rootfs");
+	if (map_namespaces(&m, c) < 0)
+		return -1;
+	if (c->hostname && *c->hostname) {
+		if (!has_ns(c, "uts"))
+			return fail(&m, "hostname needs a uts namespace");
+		put2(&m, "--hostname", c->hostname);
+	}
+	if (!path_is_clean_abs(c->cwd))
+		return fail(&m, "process.cwd '%s' must be an absolute path without '.' or '..'", c->cwd);
+	put2(&m, "--workdir", c->cwd);
+	snprintf(buf, sizeof buf, "%u:%u", (unsigned)c->uid, (unsigned)c->gid);
+	put2(&m, "--user", buf);
+	for (int i = 0; i < c->nenv; i++) {
+		if (!strchr(c->env[i], '=') || c->env[i][0] == '=')
+			return fail(&m, "process.env[%d] is not KEY=VALUE", i);
+		put2(&m, "--env", c->env[i]);
+	}
+	if (map_caps(&m, c) < 0 || map_rlimits(&m, c) < 0)
+		return -1;
+	if (c->apparmor && *c->apparmor)
+		put2(&m, "--apparmor", c->apparmor);
+	for (int i = 0; i < c->nmounts; i++)
+		if (map_mount(&m, &c->mounts[i], i) < 0)
+			return -1;
+	if (map_paths(&m, c) < 0 || map_resources(&m, c) < 0)
+		return -1;
+	/* kern ps shows the bundle (box labels). */
+	snprintf(buf, sizeof buf, "oci.bundle=%s", bundle);
+	put2(&m, "--label", buf);
+	put(&m, "--");
+	for (int i = 0; i < c->nargs; i++)
+		put(&m, c->args[i]);
+	if (m.oom)
+		return fail(&m, "out of memory");
+	return 0;
+}
