@@ -19,8 +19,8 @@ static const char usage[] =
 
 /* Commands users type, then the chain steps in the order a box runs them. */
 #define COMMANDS(X) \
-	X(box) X(exec) X(ps) X(stop) X(recover) X(pull) X(load) X(images) X(rmi) X(gc) X(login) X(doctor) \
-	X(spawner)
+	X(box) X(exec) X(ps) X(oci) X(stop) X(recover) X(pull) X(load) X(images) X(rmi) X(gc) X(login) \
+	X(doctor) X(spawner)
 #define STEPS(X) X(pull) X(unpack) X(cg) X(egress) X(ns) X(wait) X(fs) X(seccomp)
 
 #define DECLARE(id) extern const struct applet applet_##id;
