@@ -1,0 +1,258 @@
+#!/usr/bin/env bats
+# kern oci (kern-oci): an OCI bundle of busybox run through runc's verbs,
+# as root with the default namespaces; bad bundles refused with one line
+# and nothing made. create leaves the supervisor running with this
+# shell's descriptors: every create closes bats's fd 3 and writes to
+# files, never to a pipe bats waits on.
+load helper
+
+setup() {
+	kern_private_dirs
+	is_root || skip "kern-oci runs root's bundles in this release"
+	command -v jq >/dev/null || skip "jq is not installed"
+	R=$BATS_TEST_TMPDIR/oci-root
+	B=$BATS_TEST_TMPDIR/bundle
+	O=$BATS_TEST_TMPDIR/out
+	mkdir -p "$B"
+	ROOTFS=$(mkrootfs)
+	cfg '.'
+}
+
+teardown() {
+	local id
+	for id in $(ls "$R" 2>/dev/null); do "$KERN" oci --root "$R" delete -f "$id" 2>/dev/null || true; done
+}
+
+oci() { "$KERN" oci --root "$R" "$@"; }
+
+# cfg JQ-FILTER [ARGS-JSON]: config.json = the base config through the filter.
+cfg() {
+	jq -n --arg root "$ROOTFS" --argjson args "${2:-[\"sh\", \"-c\", \"echo started; sleep 30\"]}" '{
+		ociVersion: "1.0.2",
+		root: {path: $root, readonly: false},
+		process: {terminal: false, user: {uid: 0, gid: 0}, args: $args,
+			  env: ["PATH=/bin", "GREETING=hi"], cwd: "/",
+			  capabilities: {bounding: ["CAP_KILL", "CAP_AUDIT_WRITE", "CAP_NET_BIND_SERVICE"],
+					 effective: ["CAP_KILL"], permitted: ["CAP_KILL"]},
+			  rlimits: [{type: "RLIMIT_NOFILE", hard: 1024, soft: 1024}],
+			  noNewPrivileges: true},
+		hostname: "ocibox",
+		mounts: [{destination: "/proc", type: "proc", source: "proc"},
+			 {destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid", "mode=755"]},
+			 {destination: "/dev/pts", type: "devpts", source: "devpts"},
+			 {destination: "/dev/shm", type: "tmpfs", source: "shm"}],
+		linux: {namespaces: [{type: "pid"}, {type: "network"}, {type: "ipc"}, {type: "uts"},
+				     {type: "mount"}],
+			resources: {memory: {limit: 268435456}, pids: {limit: 64},
+				    devices: [{allow: false, access: "rwm"}]},
+			maskedPaths: ["/proc/kcore", "/proc/keys", "/sys/firmware"],
+			readonlyPaths: ["/proc/sys", "/proc/bus"]},
+		annotations: {"org.example.k": "v"}
+	}' | jq "$1" >"$B/config.json"
+}
+
+state_of() { oci state "$1" | jq -r .status; }
+
+# wait_state ID STATUS: poll up to 5 s.
+wait_state() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(state_of "$1")" = "$2" ] && return 0
+		sleep 0.05
+	done
+	echo "container $1 is $(state_of "$1"), not $2"
+	return 1
+}
+
+# nothing_left ID: no state, box record, scratch, process or cgroup.
+nothing_left() {
+	[ ! -e "$R/$1" ] || { echo "state left: $R/$1"; return 1; }
+	no_leftovers "$1"
+	! find /sys/fs/cgroup -maxdepth 3 -name "kern-box-$1-*" 2>/dev/null | grep -q . ||
+		{ echo "cgroup left"; return 1; }
+	! pgrep -f "oci-$1-marker" >/dev/null || { echo "process left"; return 1; }
+}
+
+# refused ID PATTERN: the last create failed with exit 1, one line
+# matching PATTERN, and made nothing.
+refused() {
+	assert_status 1
+	[ "${#lines[@]}" -eq 1 ] || { echo "more than one line:"; echo "$output"; return 1; }
+	assert_line_re "$2"
+	nothing_left "$1"
+}
+
+@test "create, start, state, kill, delete: each state in turn, the pid file, nothing left" {
+	cfg '.' '["sh", "-c", "echo started $GREETING $(hostname); sleep 30", "oci-c1-marker"]'
+	oci create --bundle "$B" --pid-file "$BATS_TEST_TMPDIR/pid" c1 </dev/null >"$O" 2>&1 3>&-
+	[ "$(state_of c1)" = created ]
+	pid=$(cat "$BATS_TEST_TMPDIR/pid")
+	run oci state c1
+	[ "$(jq -r .pid <<<"$output")" = "$pid" ]
+	[ "$(jq -r .bundle <<<"$output")" = "$B" ]
+	[ "$(jq -r '.annotations["org.example.k"]' <<<"$output")" = v ]
+	[ "$(jq -r .ociVersion <<<"$output")" = 1.0.2 ]
+	kill -0 "$pid"
+	# The workload has not run before start.
+	sleep 0.2
+	! grep -q started "$O"
+	run oci start c1
+	assert_status 0
+	[ "$(state_of c1)" = running ]
+	wait_for "$O" "^started hi ocibox$" 5
+	run oci start c1
+	assert_status 1
+	assert_line_re "is running, not created"
+	"$KERN" ps | grep -q "oci.bundle=$B"
+	run oci kill c1 TERM
+	assert_status 0
+	wait_state c1 stopped
+	run oci delete c1
+	assert_status 0
+	run oci state c1
+	assert_status 1
+	assert_line_re "container c1 does not exist"
+	nothing_left c1
+}
+
+@test "run: the container's exit status, stdout through a pipe, then deleted" {
+	cfg '.' '["sh", "-c", "echo out; echo err >&2; cat /proc/self/status | grep -c NoNewPrivs; exit 7"]'
+	run --separate-stderr oci run -b "$B" r1
+	assert_status 7
+	[ "${lines[0]}" = out ]
+	[ "$stderr" = err ]
+	nothing_left r1
+	# A signal's death is 128+N.
+	cfg '.' '["sh", "-c", "kill -USR1 $$"]'
+	run oci run -b "$B" r2
+	assert_status 138
+	nothing_left r2
+}
+
+@test "run -d, kill by number and SIGKILL: the box goes, delete leaves nothing" {
+	cfg '.' '["sh", "-c", "echo up; sleep 30", "oci-d1-marker"]'
+	oci run -d -b "$B" --pid-file "$BATS_TEST_TMPDIR/pid" d1 </dev/null >"$O" 2>&1 3>&-
+	[ "$(state_of d1)" = running ]
+	wait_for "$O" "^up$" 5
+	run oci kill d1 9
+	assert_status 0
+	wait_state d1 stopped
+	run oci kill d1 KILL
+	assert_status 1
+	assert_line_re "container d1 is stopped"
+	oci delete d1
+	nothing_left d1
+}
+
+@test "kill of a created container ends it before its process runs; delete of a created one kills it" {
+	oci create -b "$B" k1 </dev/null >"$O" 2>&1 3>&-
+	oci kill k1 SIGTERM
+	wait_state k1 stopped
+	oci delete k1
+	! grep -q started "$O"
+	nothing_left k1
+	oci create -b "$B" k2 </dev/null >"$O" 2>&1 3>&-
+	run oci delete k2
+	assert_status 0
+	nothing_left k2
+}
+
+@test "delete refuses a running container without --force; SIGKILL of the supervisor leaves nothing after delete" {
+	cfg '.' '["sh", "-c", "sleep 30", "oci-f1-marker"]'
+	oci run -d -b "$B" --pid-file "$BATS_TEST_TMPDIR/pid" f1 </dev/null >"$O" 2>&1 3>&-
+	run oci delete f1
+	assert_status 1
+	assert_line_re "delete: container f1 is running: stop it first, or use --force"
+	run oci delete --force f1
+	assert_status 0
+	nothing_left f1
+	cfg '.' '["sh", "-c", "sleep 30", "oci-f2-marker"]'
+	oci run -d -b "$B" --pid-file "$BATS_TEST_TMPDIR/pid" f2 </dev/null >"$O" 2>&1 3>&-
+	kill -KILL "$(cat "$BATS_TEST_TMPDIR/pid")"
+	wait_state f2 stopped
+	oci delete f2
+	for i in $(seq 1 40); do pgrep -f oci-f2-marker >/dev/null || break; sleep 0.05; done
+	nothing_left f2
+}
+
+@test "the config's limits, rlimits and masks reach the box" {
+	cfg '.' '["sh", "-c", "wc -c </proc/keys; ulimit -n; echo x >/proc/sys/kernel/hostname || echo ro; sleep 30", "oci-l1-marker"]'
+	oci run -d -b "$B" l1 </dev/null >"$O" 2>&1 3>&-
+	wait_for "$O" "^ro$" 5
+	grep -qx 0 "$O"
+	grep -qx 1024 "$O"
+	# The box cgroup holds the caps (kern may nest a leaf below it).
+	find /sys/fs/cgroup -path "*kern-box-l1-*" \( -name memory.max -o -name memory.limit_in_bytes \) \
+		-exec cat {} + | grep -qx 268435456
+	find /sys/fs/cgroup -path "*kern-box-l1-*" -name pids.max -exec cat {} + | grep -qx 64
+	oci delete -f l1
+	nothing_left l1
+}
+
+@test "bad bundles: one line naming the field, exit 1, nothing made" {
+	cfg '.linux.intelRdt = {closID: "x"}'
+	run oci create -b "$B" bad1
+	refused bad1 "^error: oci: create: config.json: linux.intelRdt is not supported$"
+	cfg '.process.user.username = "x"'
+	run oci create -b "$B" bad1
+	refused bad1 "process.user.username is not supported"
+	cfg '.root.path = "/"'
+	run oci create -b "$B" bad2
+	refused bad2 "root.path / resolves to /: refused"
+	ln -sfn / "$BATS_TEST_TMPDIR/slash"
+	cfg ".root.path = \"$BATS_TEST_TMPDIR/slash\""
+	run oci create -b "$B" bad2
+	refused bad2 "resolves to /: refused"
+	cfg '.mounts += [{destination: "/tmp/../../etc", type: "bind", source: "/tmp", options: ["bind"]}]'
+	run oci create -b "$B" bad3
+	refused bad3 "mounts\[4\].destination '/tmp/../../etc' must be an absolute path without"
+	cfg '.mounts += [{destination: "/x", type: "bind", source: "/tmp", options: ["bind", "suid"]}]'
+	run oci create -b "$B" bad3
+	refused bad3 "mounts\[4\].options: 'suid' is not supported on a bind mount"
+	cfg '.linux.seccomp = {defaultAction: "SCMP_ACT_ERRNO", syscalls: [{names: ["read"], action: "SCMP_ACT_BOGUS"}]}'
+	run oci create -b "$B" bad4
+	refused bad4 "linux.seccomp.syscalls\[0\].action: unknown action 'SCMP_ACT_BOGUS'"
+	cfg '.hooks = {prestart: [{path: "/bin/true"}]}'
+	run oci create -b "$B" bad5
+	refused bad5 "hooks is not supported: kern runs no hooks"
+	head -c $((5 << 20)) /dev/zero | tr '\0' x | jq -R '{ociVersion: "1.0.2", annotations: {pad: .}}' >"$B/config.json"
+	run oci create -b "$B" bad6
+	refused bad6 "config.json: larger than 4 MiB: refused"
+	echo '{"ociVersion": "1.0.2", "root": {"path": "x"' >"$B/config.json"
+	run oci create -b "$B" bad7
+	refused bad7 "config.json is not valid JSON"
+}
+
+@test "a mount through a symlink out of the root fails create with 125, nothing made on the host" {
+	ln -sfn /etc "$ROOTFS/esc"
+	cfg ".mounts += [{destination: \"/esc/kern-oci-escape\", type: \"bind\", source: \"$ROOTFS/bin\", options: [\"rbind\", \"ro\"]}]"
+	oci create -b "$B" esc1 </dev/null >"$O" 2>&1 3>&- && rc=0 || rc=$?
+	rm -f "$ROOTFS/esc"
+	[ "$rc" = 125 ] || { cat "$O"; false; }
+	grep -q "a component is a symlink in the box root" "$O"
+	[ ! -e /etc/kern-oci-escape ]
+	nothing_left esc1
+}
+
+@test "features is JSON; --systemd-cgroup, pause and a duplicate id are refused in one line" {
+	run oci features
+	assert_status 0
+	[ "$(jq -r '.linux.cgroup.systemd' <<<"$output")" = false ]
+	jq -e '.linux.namespaces | index("pid")' <<<"$output" >/dev/null
+	run "$KERN" oci --systemd-cgroup state x
+	assert_status 1
+	assert_line_re "--systemd-cgroup is not supported: kern places cgroups itself"
+	run oci pause x
+	assert_status 1
+	[ "$output" = "error: oci: pause is not supported" ]
+	cfg '.' '["sh", "-c", "sleep 30", "oci-u1-marker"]'
+	oci create -b "$B" u1 </dev/null >"$O" 2>&1 3>&-
+	run oci create -b "$B" u1
+	assert_status 1
+	assert_line_re "create: container u1 already exists"
+	oci delete u1
+	nothing_left u1
+	run "$KERN" oci --root "$R" --log "$BATS_TEST_TMPDIR/log" --log-format json state ../x
+	assert_status 1
+	jq -e '.level == "error" and (.msg | test("bad container id"))' "$BATS_TEST_TMPDIR/log"
+}
