@@ -11,7 +11,7 @@ MANDIR    := $(PREFIX)/share/man
 CC        ?= cc
 B         := build
 
-APPLETS   := pull unpack cg egress ns wait fs seccomp
+APPLETS   := pull unpack cg egress ns wait fs seccomp oci
 
 # Format truncation: path lengths are bounded where the inputs are parsed
 # (box-cli.md limits), so GCC's worst-case guesses are noise here.
