@@ -119,6 +119,8 @@ static const char *flag_value(int argc, char **argv, int *i, const char *f, cons
 {
 	const char *a = argv[*i];
 	size_t n = strlen(f);
+	if (!a)
+		return NULL;
 	if (!strncmp(a, f, n) && a[n] == '=')
 		return a + n + 1;
 	if (strcmp(a, f) != 0 && !(alias && !strcmp(a, alias)))
@@ -154,7 +156,7 @@ static void verb_flags(const char *verb, int argc, char **argv, struct verb_args
 			v->bundle = val;
 		else if ((val = flag_value(argc, argv, &i, "--pid-file", NULL)))
 			v->pid_file = val;
-		else if ((val = flag_value(argc, argv, &i, "--console-socket", NULL)))
+		else if (flag_value(argc, argv, &i, "--console-socket", NULL))
 			fail(EXIT_CLI, "%s: --console-socket is not supported yet (process.terminal)", verb);
 		else if ((val = flag_value(argc, argv, &i, "--preserve-fds", NULL))) {
 			if (strcmp(val, "0") != 0)
@@ -613,6 +615,7 @@ static int oci_main(int argc, char **argv)
 	const char *val;
 	oci_default_root(g.root, sizeof g.root);
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *arg = argv[i];
 		if ((val = flag_value(argc, argv, &i, "--root", NULL))) {
 			if (val[0] != '/' || strlen(val) >= sizeof g.root - 80)
 				fail(EXIT_CLI, "--root must be an absolute path shorter than %zu bytes, not '%s'",
@@ -621,20 +624,18 @@ static int oci_main(int argc, char **argv)
 		} else if ((val = flag_value(argc, argv, &i, "--log", NULL))) {
 			g.log = val;
 		} else if ((val = flag_value(argc, argv, &i, "--log-format", NULL))) {
-			if (strcmp(val, "json") && strcmp(val, "text"))
+			if (strcmp(val, "json") != 0 && strcmp(val, "text") != 0)
 				fail(EXIT_CLI, "--log-format takes text or json, not '%s'", val);
 			g.log_json = !strcmp(val, "json");
-		} else if ((val = flag_value(argc, argv, &i, "--rootless", NULL))) {
-			;
-		} else if ((val = flag_value(argc, argv, &i, "--criu", NULL))) {
+		} else if (flag_value(argc, argv, &i, "--criu", NULL)) {
 			fail(EXIT_CLI, "--criu is not supported: kern does not checkpoint");
-		} else if (!strcmp(argv[i], "--debug")) {
-			;
-		} else if (!strcmp(argv[i], "--systemd-cgroup")) {
+		} else if (flag_value(argc, argv, &i, "--rootless", NULL) || !strcmp(arg, "--debug")) {
+			/* accepted: kern decides rootless itself; errors are its only log */
+		} else if (!strcmp(arg, "--systemd-cgroup")) {
 			fail(EXIT_CLI, "--systemd-cgroup is not supported: kern places cgroups itself "
 			     "(cgroupfs v1/v2); configure the engine with cgroup_manager = \"cgroupfs\"");
 		} else {
-			fail(EXIT_CLI, "unknown global flag '%s'", argv[i]);
+			fail(EXIT_CLI, "unknown global flag '%s'", arg);
 		}
 	}
 	if (i >= argc)

@@ -461,7 +461,7 @@ static int check_seccomp(struct p *p, int o)
 					     "SCMP_ARCH_S390X", "SCMP_ARCH_RISCV64", NULL};
 	const char *list[OCI_MAX_PATHS];
 	char path[96];
-	int n, f;
+	int n = 0, f;
 	if (keys_only(p, o, "linux.seccomp", known) < 0)
 		return -1;
 	const char *a;
