@@ -35,6 +35,7 @@
 #include "state/records.h"
 
 #include "box.h"
+#include "oci.h"
 
 static const char usage[] =
 	"usage: kern oci [global flags] VERB [flags] ID [...]\n"
@@ -52,6 +53,9 @@ static const char usage[] =
 	"  state ID                the OCI state JSON\n"
 	"  kill ID [SIGNAL] [-a|--all]   SIGTERM by default; names (TERM, SIGTERM) or numbers\n"
 	"  delete ID [-f|--force]  remove a stopped container (-f: kill it first)\n"
+	"  exec ID [-p|--process FILE | CMD [ARG...]] [--cwd DIR] [-e K=V] [-u UID[:GID]]\n"
+	"       [-d] [--pid-file F]    run a process in the container (kern exec)\n"
+	"  ps ID [--format table|json]   the box's processes, as host pids\n"
 	"  features                what this runtime supports, as JSON\n"
 	"global flags:\n"
 	"  --root DIR              state directory (default /run/kern-oci for root,\n"
@@ -69,26 +73,22 @@ static const char usage[] =
 
 #define OCI_VERSION "1.0.2"
 
-static struct {
-	char root[PATH_MAX];
-	const char *log;
-	int log_json;
-} g;
+struct oci_globals oci_g;
 
 /* ---- errors: one line on stderr, and in --log when the engine gave one ---- */
 
 static void log_line(const char *msg)
 {
-	if (!g.log)
+	if (!oci_g.log)
 		return;
-	int fd = open(g.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = open(oci_g.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return;
 	char ts[64], q[4200], line[4400];
 	time_t now = time(NULL);
 	struct tm tm;
 	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-	if (g.log_json) {
+	if (oci_g.log_json) {
 		if (json_quote(msg, q, sizeof q) < 0)
 			snprintf(q, sizeof q, "\"(message too long)\"");
 		snprintf(line, sizeof line, "{\"level\":\"error\",\"msg\":%s,\"time\":\"%s\"}\n", q, ts);
@@ -99,7 +99,7 @@ static void log_line(const char *msg)
 	close(fd);
 }
 
-__attribute__((noreturn, format(printf, 2, 3))) static void fail(int code, const char *fmt, ...)
+void oci_fail(int code, const char *fmt, ...)
 {
 	char msg[4096];
 	va_list ap;
@@ -115,7 +115,7 @@ __attribute__((noreturn, format(printf, 2, 3))) static void fail(int code, const
 
 /* The value of flag f at argv[*i] ("--f V" or "--f=V"), or NULL when
  * argv[*i] is not f. */
-static const char *flag_value(int argc, char **argv, int *i, const char *f, const char *alias)
+const char *oci_flag_value(int argc, char **argv, int *i, const char *f, const char *alias)
 {
 	const char *a = argv[*i];
 	size_t n = strlen(f);
@@ -126,7 +126,7 @@ static const char *flag_value(int argc, char **argv, int *i, const char *f, cons
 	if (strcmp(a, f) != 0 && !(alias && !strcmp(a, alias)))
 		return NULL;
 	if (*i + 1 >= argc)
-		fail(EXIT_CLI, "flag '%s' needs a value", a);
+		oci_fail(EXIT_CLI, "flag '%s' needs a value", a);
 	return argv[++*i];
 }
 
@@ -149,18 +149,18 @@ static void verb_flags(const char *verb, int argc, char **argv, struct verb_args
 			else if (!v->extra)
 				v->extra = a;
 			else
-				fail(EXIT_CLI, "%s: unexpected argument '%s'", verb, a);
+				oci_fail(EXIT_CLI, "%s: unexpected argument '%s'", verb, a);
 			continue;
 		}
-		if ((val = flag_value(argc, argv, &i, "--bundle", "-b")))
+		if ((val = oci_flag_value(argc, argv, &i, "--bundle", "-b")))
 			v->bundle = val;
-		else if ((val = flag_value(argc, argv, &i, "--pid-file", NULL)))
+		else if ((val = oci_flag_value(argc, argv, &i, "--pid-file", NULL)))
 			v->pid_file = val;
-		else if (flag_value(argc, argv, &i, "--console-socket", NULL))
-			fail(EXIT_CLI, "%s: --console-socket is not supported yet (process.terminal)", verb);
-		else if ((val = flag_value(argc, argv, &i, "--preserve-fds", NULL))) {
+		else if (oci_flag_value(argc, argv, &i, "--console-socket", NULL))
+			oci_fail(EXIT_CLI, "%s: --console-socket is not supported yet (process.terminal)", verb);
+		else if ((val = oci_flag_value(argc, argv, &i, "--preserve-fds", NULL))) {
 			if (strcmp(val, "0") != 0)
-				fail(EXIT_CLI, "%s: --preserve-fds is not supported (only 0)", verb);
+				oci_fail(EXIT_CLI, "%s: --preserve-fds is not supported (only 0)", verb);
 		} else if (!strcmp(a, "--detach") || !strcmp(a, "-d"))
 			v->detach = 1;
 		else if (!strcmp(a, "--force") || !strcmp(a, "-f"))
@@ -170,28 +170,28 @@ static void verb_flags(const char *verb, int argc, char **argv, struct verb_args
 		else if (!strcmp(a, "--no-new-keyring"))
 			; /* a box shares the session keyring no more than its user namespace lets it */
 		else if (!strcmp(a, "--no-pivot"))
-			fail(EXIT_CLI, "%s: --no-pivot is not supported: kern always pivots into the root", verb);
+			oci_fail(EXIT_CLI, "%s: --no-pivot is not supported: kern always pivots into the root", verb);
 		else
-			fail(EXIT_CLI, "%s: unknown flag '%s'", verb, a);
+			oci_fail(EXIT_CLI, "%s: unknown flag '%s'", verb, a);
 	}
 	if (!v->id)
-		fail(EXIT_CLI, "%s: missing container ID", verb);
+		oci_fail(EXIT_CLI, "%s: missing container ID", verb);
 }
 
 /* ROOT/ID, the id checked. */
-static void state_dir(const char *id, char *dir, size_t len)
+void oci_dir(const char *id, char *dir, size_t len)
 {
 	char why[512];
-	if (oci_state_dir(g.root, id, dir, len, why, sizeof why) < 0)
-		fail(EXIT_CLI, "%s", why);
+	if (oci_state_dir(oci_g.root, id, dir, len, why, sizeof why) < 0)
+		oci_fail(EXIT_CLI, "%s", why);
 }
 
-static void load_state(const char *id, const char *dir, struct oci_state *s)
+void oci_load(const char *id, const char *dir, struct oci_state *s)
 {
 	if (oci_state_read(dir, s) < 0) {
 		if (errno == ENOENT)
-			fail(EXIT_CLI, "container %s does not exist", id);
-		fail(EXIT_CLI, "container %s: %s/" OCI_STATE_FILE ": %s", id, dir, strerror(errno));
+			oci_fail(EXIT_CLI, "container %s does not exist", id);
+		oci_fail(EXIT_CLI, "container %s: %s/" OCI_STATE_FILE ": %s", id, dir, strerror(errno));
 	}
 }
 
@@ -206,20 +206,20 @@ static void load_bundle(const char *bundle, const char *id, struct oci_config *c
 	snprintf(path, sizeof path, "%s/config.json", bundle);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0)
-		fail(EXIT_CLI, "create: open %s: %s", path, strerror(errno));
+		oci_fail(EXIT_CLI, "create: open %s: %s", path, strerror(errno));
 	/* The size first: nothing of an oversized file is read. */
 	if (!S_ISREG(st.st_mode) || st.st_size > (off_t)OCI_CONFIG_MAX)
-		fail(EXIT_CLI, "create: %s: %s", path,
+		oci_fail(EXIT_CLI, "create: %s: %s", path,
 		     S_ISREG(st.st_mode) ? "larger than 4 MiB: refused" : "not a regular file");
 	char *text = read_fd_bytes(fd, OCI_CONFIG_MAX, &len);
 	close(fd);
 	if (!text)
-		fail(EXIT_CLI, "create: read %s: %s", path, strerror(errno));
+		oci_fail(EXIT_CLI, "create: read %s: %s", path, strerror(errno));
 	if (oci_config_parse(text, len, c, why, sizeof why) < 0)
-		fail(EXIT_CLI, "create: config.json: %s", why);
+		oci_fail(EXIT_CLI, "create: config.json: %s", why);
 	free(text);
 	if (oci_map(c, bundle, id, argv, why, sizeof why) < 0)
-		fail(EXIT_CLI, "create: config.json: %s", why);
+		oci_fail(EXIT_CLI, "create: config.json: %s", why);
 }
 
 /* What the workload inherits from the process that becomes the
@@ -232,13 +232,13 @@ static void process_attributes(const struct oci_config *c)
 		char v[16];
 		snprintf(v, sizeof v, "%d", c->oom_adj);
 		if (write_small_file("/proc/self/oom_score_adj", v) < 0)
-			fail(EXIT_SETUP, "create: process.oomScoreAdj %d: write /proc/self/oom_score_adj: %s",
+			oci_fail(EXIT_SETUP, "create: process.oomScoreAdj %d: write /proc/self/oom_score_adj: %s",
 			     c->oom_adj, strerror(errno));
 	}
 }
 
 /* The pid, written whole or not at all (temporary file, rename). */
-static int write_pid_file(const char *path, pid_t pid)
+int oci_pid_file(const char *path, pid_t pid)
 {
 	char tmp[PATH_MAX + 16], text[32];
 	if ((size_t)snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid()) >= sizeof tmp) {
@@ -268,11 +268,11 @@ static void make_dirs(const char *path)
 			continue;
 		*s = 0;
 		if (mkdir(p, 0711) < 0 && errno != EEXIST)
-			fail(EXIT_SETUP, "mkdir %s: %s", p, strerror(errno));
+			oci_fail(EXIT_SETUP, "mkdir %s: %s", p, strerror(errno));
 		*s = '/';
 	}
 	if (mkdir(p, 0700) < 0 && errno != EEXIST)
-		fail(EXIT_SETUP, "mkdir %s: %s", p, strerror(errno));
+		oci_fail(EXIT_SETUP, "mkdir %s: %s", p, strerror(errno));
 }
 
 /* create (gated: PID 1 waits for start), run -d (not gated), run (in
@@ -284,15 +284,15 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 	struct oci_state s = {0};
 	char bundle[PATH_MAX], dir[PATH_MAX], gate[PATH_MAX + 8];
 
-	state_dir(v->id, dir, sizeof dir);
+	oci_dir(v->id, dir, sizeof dir);
 	if (!realpath(v->bundle ? v->bundle : ".", bundle))
-		fail(EXIT_CLI, "%s: bundle %s: %s", verb, v->bundle ? v->bundle : ".", strerror(errno));
+		oci_fail(EXIT_CLI, "%s: bundle %s: %s", verb, v->bundle ? v->bundle : ".", strerror(errno));
 	load_bundle(bundle, v->id, &c, &argv);
 
 	/* The id is claimed by its directory; nothing else exists yet. */
-	make_dirs(g.root);
+	make_dirs(oci_g.root);
 	if (mkdir(dir, 0700) < 0)
-		fail(EXIT_CLI, errno == EEXIST ? "%s: container %s already exists" : "%s: mkdir %s: %s", verb,
+		oci_fail(EXIT_CLI, errno == EEXIST ? "%s: container %s already exists" : "%s: mkdir %s: %s", verb,
 		     errno == EEXIST ? v->id : dir, strerror(errno));
 	int lock = oci_state_lock(dir);
 	snprintf(s.id, sizeof s.id, "%s", v->id);
@@ -309,13 +309,13 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 	if (lock < 0 || oci_state_write(dir, &s) < 0) {
 		int e = errno;
 		oci_state_remove(dir);
-		fail(EXIT_SETUP, "%s: %s/" OCI_STATE_FILE ": %s", verb, dir, strerror(e));
+		oci_fail(EXIT_SETUP, "%s: %s/" OCI_STATE_FILE ": %s", verb, dir, strerror(e));
 	}
 	if (foreground) {
-		if (v->pid_file && write_pid_file(v->pid_file, getpid()) < 0) {
+		if (v->pid_file && oci_pid_file(v->pid_file, getpid()) < 0) {
 			int e = errno;
 			oci_state_remove(dir);
-			fail(EXIT_SETUP, "%s: --pid-file %s: %s", verb, v->pid_file, strerror(e));
+			oci_fail(EXIT_SETUP, "%s: --pid-file %s: %s", verb, v->pid_file, strerror(e));
 		}
 		close(lock);
 		process_attributes(&c);
@@ -328,16 +328,16 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 	if (gated && (mkfifo(gate, 0600) < 0 || (gate_fd = open(gate, O_RDWR | O_CLOEXEC)) < 0)) {
 		int e = errno;
 		oci_state_remove(dir);
-		fail(EXIT_SETUP, "%s: start gate %s: %s", verb, gate, strerror(e));
+		oci_fail(EXIT_SETUP, "%s: start gate %s: %s", verb, gate, strerror(e));
 	}
 	if (pipe2(ready, O_CLOEXEC) < 0) {
 		oci_state_remove(dir);
-		fail(EXIT_SETUP, "%s: pipe: %s", verb, strerror(errno));
+		oci_fail(EXIT_SETUP, "%s: pipe: %s", verb, strerror(errno));
 	}
 	pid_t sup = fork();
 	if (sup < 0) {
 		oci_state_remove(dir);
-		fail(EXIT_SETUP, "%s: fork: %s", verb, strerror(errno));
+		oci_fail(EXIT_SETUP, "%s: fork: %s", verb, strerror(errno));
 	}
 	if (sup == 0) {
 		/* The supervisor: a session of its own, orphaned when create
@@ -370,7 +370,7 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 	s.pid = sup;
 	s.pid_start = proc_start_time(sup);
 	const char *what = OCI_STATE_FILE;
-	if (oci_state_write(dir, &s) < 0 || (what = "--pid-file", v->pid_file && write_pid_file(v->pid_file, sup) < 0)) {
+	if (oci_state_write(dir, &s) < 0 || (what = "--pid-file", v->pid_file && oci_pid_file(v->pid_file, sup) < 0)) {
 		/* No container the engine cannot find: the box goes (its
 		 * supervisor tears it down on SIGTERM, PID 1 dies with it). */
 		int e = errno;
@@ -379,7 +379,7 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 		while (waitpid(sup, NULL, 0) < 0 && errno == EINTR)
 			;
 		oci_state_remove(dir);
-		fail(EXIT_SETUP, "%s: %s %s: %s", verb, what, what[0] == '-' ? v->pid_file : dir, strerror(e));
+		oci_fail(EXIT_SETUP, "%s: %s %s: %s", verb, what, what[0] == '-' ? v->pid_file : dir, strerror(e));
 	}
 	close(lock);
 	return 0;
@@ -391,23 +391,23 @@ static int start(struct verb_args *v)
 {
 	char dir[PATH_MAX], gate[PATH_MAX + 8];
 	struct oci_state s;
-	state_dir(v->id, dir, sizeof dir);
+	oci_dir(v->id, dir, sizeof dir);
 	int lock = oci_state_lock(dir);
 	if (lock < 0 && errno == ENOENT)
-		fail(EXIT_CLI, "container %s does not exist", v->id);
-	load_state(v->id, dir, &s);
+		oci_fail(EXIT_CLI, "container %s does not exist", v->id);
+	oci_load(v->id, dir, &s);
 	const char *status = oci_state_status(&s);
 	if (strcmp(status, "created") != 0)
-		fail(EXIT_CLI, "start: container %s is %s, not created", v->id, status);
+		oci_fail(EXIT_CLI, "start: container %s is %s, not created", v->id, status);
 	snprintf(gate, sizeof gate, "%s/" OCI_GATE_FILE, dir);
 	int fd = open(gate, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		fail(EXIT_SETUP, "start: open %s: %s", gate, strerror(errno));
+		oci_fail(EXIT_SETUP, "start: open %s: %s", gate, strerror(errno));
 	s.started = 1;
 	if (oci_state_write(dir, &s) < 0)
-		fail(EXIT_SETUP, "start: %s/" OCI_STATE_FILE ": %s", dir, strerror(errno));
+		oci_fail(EXIT_SETUP, "start: %s/" OCI_STATE_FILE ": %s", dir, strerror(errno));
 	if (write(fd, "s", 1) != 1)
-		fail(EXIT_SETUP, "start: write %s: %s", gate, strerror(errno));
+		oci_fail(EXIT_SETUP, "start: write %s: %s", gate, strerror(errno));
 	close(fd);
 	unlink(gate);
 	oci_state_free(&s);
@@ -421,8 +421,8 @@ static int state(struct verb_args *v)
 {
 	char dir[PATH_MAX], id[200], bundle[PATH_MAX * 6 + 3];
 	struct oci_state s;
-	state_dir(v->id, dir, sizeof dir);
-	load_state(v->id, dir, &s);
+	oci_dir(v->id, dir, sizeof dir);
+	oci_load(v->id, dir, &s);
 	const char *status = oci_state_status(&s);
 	int has_pid = !strcmp(status, "created") || !strcmp(status, "running");
 	json_quote(s.id, id, sizeof id);
@@ -460,25 +460,12 @@ static int signal_number(const char *s)
 	return -1;
 }
 
-/* Every process of the box: those in PID 1's pid namespace (by the
- * namespace's device and inode). */
-static void signal_all(pid_t pid1, int sig)
+void oci_signal_all(pid_t pid1, int sig)
 {
-	char path[64];
-	struct stat ns, st;
-	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)pid1);
-	DIR *d = stat(path, &ns) < 0 ? NULL : opendir("/proc");
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		unsigned long long pid;
-		if (parse_u64(e->d_name, &pid) < 0 || pid == (unsigned long long)pid1 || pid > INT32_MAX)
-			continue;
-		snprintf(path, sizeof path, "/proc/%llu/ns/pid", pid);
-		if (stat(path, &st) == 0 && st.st_dev == ns.st_dev && st.st_ino == ns.st_ino)
-			kill((pid_t)pid, sig);
-	}
-	if (d)
-		closedir(d);
+	pid_t pids[4096];
+	int n = oci_box_pids(pid1, pids, 4096);
+	for (int i = 1; i < n; i++)
+		kill(pids[i], sig);
 }
 
 static int do_kill(struct verb_args *v)
@@ -489,15 +476,15 @@ static int do_kill(struct verb_args *v)
 	struct box_procs bp;
 	int sig = v->extra ? signal_number(v->extra) : SIGTERM;
 	if (sig < 0)
-		fail(EXIT_CLI, "kill: unknown signal '%s'", v->extra);
-	state_dir(v->id, dir, sizeof dir);
-	load_state(v->id, dir, &s);
+		oci_fail(EXIT_CLI, "kill: unknown signal '%s'", v->extra);
+	oci_dir(v->id, dir, sizeof dir);
+	oci_load(v->id, dir, &s);
 	const char *status = oci_state_status(&s);
 	if (strcmp(status, "created") != 0 && strcmp(status, "running") != 0)
-		fail(EXIT_CLI, "kill: container %s is %s", v->id, status);
+		oci_fail(EXIT_CLI, "kill: container %s is %s", v->id, status);
 	if (records_find(v->id, runtime, sizeof runtime) < 0 || records_load(runtime, v->id, &rec) < 0 ||
 	    rec.sup_pid != s.pid || box_procs_open(&rec, &bp) < 0)
-		fail(EXIT_CLI, "kill: container %s is not running", v->id);
+		oci_fail(EXIT_CLI, "kill: container %s is not running", v->id);
 	int rc = 0;
 	/* The supervisor handles the stop signals as kern box does (passed on
 	 * once, the second kills the box); SIGKILL goes to PID 1, whose end
@@ -505,7 +492,7 @@ static int do_kill(struct verb_args *v)
 	 * which passes SIGUSR1 and SIGUSR2 on to the workload. */
 	int to_sup = sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
 	if (v->all && bp.pid1 > 0 && sig != SIGKILL)
-		signal_all(bp.pid1, sig);
+		oci_signal_all(bp.pid1, sig);
 	if (to_sup)
 		rc = pidfd_signal(bp.sup_fd, sig);
 	else if (bp.pid1_fd >= 0)
@@ -517,7 +504,7 @@ static int do_kill(struct verb_args *v)
 	record_free(&rec);
 	oci_state_free(&s);
 	if (rc < 0)
-		fail(EXIT_SETUP, "kill: pidfd_send_signal: %s", strerror(e));
+		oci_fail(EXIT_SETUP, "kill: pidfd_send_signal: %s", strerror(e));
 	return 0;
 }
 
@@ -546,16 +533,16 @@ static int delete(struct verb_args *v)
 {
 	char dir[PATH_MAX], runtime[PATH_MAX];
 	struct oci_state s;
-	state_dir(v->id, dir, sizeof dir);
+	oci_dir(v->id, dir, sizeof dir);
 	int lock = oci_state_lock(dir);
 	if (lock < 0 && errno == ENOENT)
-		fail(EXIT_CLI, "container %s does not exist", v->id);
-	load_state(v->id, dir, &s);
+		oci_fail(EXIT_CLI, "container %s does not exist", v->id);
+	oci_load(v->id, dir, &s);
 	const char *status = oci_state_status(&s);
 	if (!strcmp(status, "running") && !v->force)
-		fail(EXIT_CLI, "delete: container %s is running: stop it first, or use --force", v->id);
+		oci_fail(EXIT_CLI, "delete: container %s is running: stop it first, or use --force", v->id);
 	if (!strcmp(status, "creating"))
-		fail(EXIT_CLI, "delete: container %s is being created", v->id);
+		oci_fail(EXIT_CLI, "delete: container %s is being created", v->id);
 	if (strcmp(status, "stopped") != 0) {
 		/* created, or running with -f: the box goes with its supervisor. */
 		struct box_record rec = {0};
@@ -576,7 +563,7 @@ static int delete(struct verb_args *v)
 	}
 	reclaim(v->id, s.pid);
 	if (oci_state_remove(dir) < 0)
-		fail(EXIT_SETUP, "delete: remove %s: %s", dir, strerror(errno));
+		oci_fail(EXIT_SETUP, "delete: remove %s: %s", dir, strerror(errno));
 	oci_state_free(&s);
 	close(lock);
 	return 0;
@@ -613,42 +600,46 @@ static int oci_main(int argc, char **argv)
 {
 	int i;
 	const char *val;
-	oci_default_root(g.root, sizeof g.root);
+	oci_default_root(oci_g.root, sizeof oci_g.root);
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *arg = argv[i];
-		if ((val = flag_value(argc, argv, &i, "--root", NULL))) {
-			if (val[0] != '/' || strlen(val) >= sizeof g.root - 80)
-				fail(EXIT_CLI, "--root must be an absolute path shorter than %zu bytes, not '%s'",
-				     sizeof g.root - 80, val);
-			snprintf(g.root, sizeof g.root, "%s", val);
-		} else if ((val = flag_value(argc, argv, &i, "--log", NULL))) {
-			g.log = val;
-		} else if ((val = flag_value(argc, argv, &i, "--log-format", NULL))) {
+		if ((val = oci_flag_value(argc, argv, &i, "--root", NULL))) {
+			if (val[0] != '/' || strlen(val) >= sizeof oci_g.root - 80)
+				oci_fail(EXIT_CLI, "--root must be an absolute path shorter than %zu bytes, not '%s'",
+				     sizeof oci_g.root - 80, val);
+			snprintf(oci_g.root, sizeof oci_g.root, "%s", val);
+		} else if ((val = oci_flag_value(argc, argv, &i, "--log", NULL))) {
+			oci_g.log = val;
+		} else if ((val = oci_flag_value(argc, argv, &i, "--log-format", NULL))) {
 			if (strcmp(val, "json") != 0 && strcmp(val, "text") != 0)
-				fail(EXIT_CLI, "--log-format takes text or json, not '%s'", val);
-			g.log_json = !strcmp(val, "json");
-		} else if (flag_value(argc, argv, &i, "--criu", NULL)) {
-			fail(EXIT_CLI, "--criu is not supported: kern does not checkpoint");
-		} else if (flag_value(argc, argv, &i, "--rootless", NULL) || !strcmp(arg, "--debug")) {
+				oci_fail(EXIT_CLI, "--log-format takes text or json, not '%s'", val);
+			oci_g.log_json = !strcmp(val, "json");
+		} else if (oci_flag_value(argc, argv, &i, "--criu", NULL)) {
+			oci_fail(EXIT_CLI, "--criu is not supported: kern does not checkpoint");
+		} else if (oci_flag_value(argc, argv, &i, "--rootless", NULL) || !strcmp(arg, "--debug")) {
 			/* accepted: kern decides rootless itself; errors are its only log */
 		} else if (!strcmp(arg, "--systemd-cgroup")) {
-			fail(EXIT_CLI, "--systemd-cgroup is not supported: kern places cgroups itself "
+			oci_fail(EXIT_CLI, "--systemd-cgroup is not supported: kern places cgroups itself "
 			     "(cgroupfs v1/v2); configure the engine with cgroup_manager = \"cgroupfs\"");
 		} else {
-			fail(EXIT_CLI, "unknown global flag '%s'", arg);
+			oci_fail(EXIT_CLI, "unknown global flag '%s'", arg);
 		}
 	}
 	if (i >= argc)
-		fail(EXIT_CLI, "missing verb (create, start, state, kill, delete, run, features)");
+		oci_fail(EXIT_CLI, "missing verb (create, start, state, kill, delete, run, features)");
 	const char *verb = argv[i++];
 	struct verb_args v = {0};
 	if (!strcmp(verb, "features"))
 		return features();
 	static const char *const refused[] = {"pause", "resume", "update", "checkpoint", "restore", "events",
-					      "exec", "ps", "spec", "list", NULL};
+					      "spec", "list", NULL};
 	for (int k = 0; refused[k]; k++)
 		if (!strcmp(verb, refused[k]))
-			fail(EXIT_CLI, "%s is not supported", verb);
+			oci_fail(EXIT_CLI, "%s is not supported", verb);
+	if (!strcmp(verb, "exec"))
+		return oci_exec(argc - i, argv + i);
+	if (!strcmp(verb, "ps"))
+		return oci_ps(argc - i, argv + i);
 	verb_flags(verb, argc - i, argv + i, &v);
 	if (!strcmp(verb, "create"))
 		return create(verb, &v, 1, 0);
@@ -662,7 +653,7 @@ static int oci_main(int argc, char **argv)
 		return do_kill(&v);
 	if (!strcmp(verb, "delete"))
 		return delete(&v);
-	fail(EXIT_CLI, "unknown verb '%s'", verb);
+	oci_fail(EXIT_CLI, "unknown verb '%s'", verb);
 }
 
 APPLET(oci, "an OCI runtime (runc's command line) over kern box", usage, oci_main);

@@ -676,6 +676,27 @@ out:
 	return rc;
 }
 
+int oci_process_parse(const char *js, size_t len, struct oci_config *c, char *why, size_t whylen)
+{
+	struct json j;
+	const char *jwhy;
+	struct p p = {.j = &j, .c = c, .why = why, .wl = whylen};
+	memset(c, 0, sizeof *c);
+	if (len > OCI_CONFIG_MAX) {
+		snprintf(why, whylen, "the process file is larger than %u bytes", OCI_CONFIG_MAX);
+		return -1;
+	}
+	if (json_parse(&j, js, len, OCI_CONFIG_MAX, MAX_DEPTH, &jwhy) < 0) {
+		snprintf(why, whylen, "the process file is not valid JSON: %s", jwhy);
+		return -1;
+	}
+	int rc = parse_process(&p, 0);
+	json_free(&j);
+	if (rc < 0)
+		oci_config_free(c);
+	return rc;
+}
+
 void oci_config_free(struct oci_config *c)
 {
 	strv_free(&c->pool);

@@ -77,6 +77,9 @@ struct oci_config {
 /* Parse config.json's bytes into c (zeroed first). Returns 0, or -1 with
  * one line in why naming the field (`linux.intelRdt is not supported`). */
 int oci_config_parse(const char *js, size_t len, struct oci_config *c, char *why, size_t whylen);
+/* An exec's process.json (the process object alone) into c's process
+ * fields, by the same rules. */
+int oci_process_parse(const char *js, size_t len, struct oci_config *c, char *why, size_t whylen);
 void oci_config_free(struct oci_config *c);
 
 #endif

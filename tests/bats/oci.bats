@@ -175,6 +175,42 @@ refused() {
 	nothing_left f2
 }
 
+@test "exec: a trailing command, --process FILE, -d with --pid-file; ps lists the box's processes" {
+	cfg '.' '["sh", "-c", "echo up; sleep 30", "oci-x1-marker"]'
+	oci run -d -b "$B" x1 </dev/null >"$O" 2>&1 3>&-
+	wait_for "$O" "^up$" 5
+	run oci exec x1 sh -c 'echo in $(hostname) $(id -u) $GREETING; exit 4'
+	assert_status 4
+	[ "$output" = "in ocibox 0 hi" ]
+	jq '.process | .args = ["sh", "-c", "echo proc $GREETING $(pwd) $(id -u)"] | .env = ["GREETING=yo", "PATH=/bin"] | .cwd = "/tmp"' \
+		"$B/config.json" >"$BATS_TEST_TMPDIR/process.json"
+	run oci exec --process "$BATS_TEST_TMPDIR/process.json" x1
+	assert_status 0
+	[ "$output" = "proc yo /tmp 0" ]
+	jq '.process | .capabilities.bounding = ["CAP_SYS_ADMIN"]' "$B/config.json" >"$BATS_TEST_TMPDIR/process.json"
+	run oci exec -p "$BATS_TEST_TMPDIR/process.json" x1
+	assert_status 1
+	assert_line_re "process.capabilities.bounding other than the container's is not supported"
+	run oci exec --tty x1 true
+	assert_status 1
+	[ "$output" = "error: oci: exec: --tty is not supported" ]
+	oci exec -d --pid-file "$BATS_TEST_TMPDIR/epid" x1 sh -c 'sleep 30' oci-x1-exec </dev/null >/dev/null 2>&1 3>&-
+	epid=$(cat "$BATS_TEST_TMPDIR/epid")
+	kill -0 "$epid"
+	for i in $(seq 1 100); do [ "$(oci ps --format json x1 | jq length)" -ge 3 ] && break; sleep 0.05; done
+	run oci ps --format json x1
+	assert_status 0
+	[ "$(jq length <<<"$output")" -ge 3 ]
+	[ "$(jq ".[0]" <<<"$output")" = "$(oci state x1 >/dev/null; "$KERN" ps --json | jq '.[] | select(.name == "x1") | .pid1')" ]
+	run oci ps x1
+	assert_line_re "^PID	CMD$"
+	assert_line_re "	sleep$"
+	oci delete -f x1
+	for i in $(seq 1 40); do kill -0 "$epid" 2>/dev/null || break; sleep 0.05; done
+	! kill -0 "$epid" 2>/dev/null
+	nothing_left x1
+}
+
 @test "the config's limits, rlimits and masks reach the box" {
 	cfg '.' '["sh", "-c", "wc -c </proc/keys; ulimit -n; echo x >/proc/sys/kernel/hostname || echo ro; sleep 30", "oci-l1-marker"]'
 	oci run -d -b "$B" l1 </dev/null >"$O" 2>&1 3>&-
@@ -234,7 +270,10 @@ refused() {
 	nothing_left esc1
 }
 
-@test "features is JSON; --systemd-cgroup, pause and a duplicate id are refused in one line" {
+@test "features is JSON, also as kern-oci; --systemd-cgroup, pause and a duplicate id are refused in one line" {
+	run "$TREE/build/bin/kern-oci" features
+	assert_status 0
+	jq -e . <<<"$output" >/dev/null
 	run oci features
 	assert_status 0
 	[ "$(jq -r '.linux.cgroup.systemd' <<<"$output")" = false ]
