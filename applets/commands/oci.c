@@ -535,8 +535,20 @@ static int delete(struct verb_args *v)
 	struct oci_state s;
 	oci_dir(v->id, dir, sizeof dir);
 	int lock = oci_state_lock(dir);
-	if (lock < 0 && errno == ENOENT)
+	if (lock < 0 && errno == ENOENT) {
+		/* runc's rule: with -f, a container that is not there is deleted. */
+		if (v->force)
+			return 0;
 		oci_fail(EXIT_CLI, "container %s does not exist", v->id);
+	}
+	/* A create that died before its first state write (its lock is
+	 * ours now) left only the directory. */
+	if (oci_state_read(dir, &s) < 0 && errno == ENOENT) {
+		if (oci_state_remove(dir) < 0)
+			oci_fail(EXIT_SETUP, "delete: remove %s: %s", dir, strerror(errno));
+		return 0;
+	}
+	oci_state_free(&s);
 	oci_load(v->id, dir, &s);
 	const char *status = oci_state_status(&s);
 	if (!strcmp(status, "running") && !v->force)

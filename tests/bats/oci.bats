@@ -173,6 +173,15 @@ refused() {
 	oci delete f2
 	for i in $(seq 1 40); do pgrep -f oci-f2-marker >/dev/null || break; sleep 0.05; done
 	nothing_left f2
+	# runc's rule: -f deletes what is not there; a create that died
+	# before its first state write leaves a directory delete removes.
+	run oci delete -f f3
+	assert_status 0
+	run oci delete f3
+	assert_status 1
+	mkdir -p "$R/f4"
+	oci delete f4
+	[ ! -e "$R/f4" ]
 }
 
 @test "exec: a trailing command, --process FILE, -d with --pid-file; ps lists the box's processes" {
