@@ -220,6 +220,15 @@ refused() {
 	nothing_left x1
 }
 
+@test "an OOM kill against the config's memory limit: 137 and kern box's OOM line" {
+	cfg '.linux.resources.memory.limit = 33554432' '["sh", "-c", "x=$(head -c 100000000 /dev/zero | tr \"\\\\0\" x); echo survived"]'
+	run --separate-stderr oci run -b "$B" oom1
+	assert_status 137
+	[ -z "$output" ]
+	grep -q "killed by the kernel's OOM killer against this box's own memory cap" <<<"$stderr"
+	nothing_left oom1
+}
+
 @test "the config's limits, rlimits and masks reach the box" {
 	cfg '.' '["sh", "-c", "wc -c </proc/keys; ulimit -n; echo x >/proc/sys/kernel/hostname || echo ro; sleep 30", "oci-l1-marker"]'
 	oci run -d -b "$B" l1 </dev/null >"$O" 2>&1 3>&-
