@@ -343,6 +343,30 @@ static int parse_namespaces(struct p *p, int arr)
 	return 0;
 }
 
+static int parse_idmaps(struct p *p, int arr, const char *name, struct oci_idmap *out, int *n)
+{
+	static const char *const known[] = {"containerID", "hostID", "size", NULL};
+	char path[64];
+	if (!json_is_array(p->j, arr) || p->j->tok[arr].size > OCI_MAX_IDMAPS)
+		return fail(p, "%s must be an array of at most %d objects", name, OCI_MAX_IDMAPS);
+	for (int k = 0; k < p->j->tok[arr].size; k++) {
+		int o = json_elem(p->j, arr, k), f;
+		uint64_t *v[] = {&out[k].container, &out[k].host, &out[k].size};
+		snprintf(path, sizeof path, "%s[%d]", name, k);
+		if (keys_only(p, o, path, known) < 0)
+			return -1;
+		for (int i = 0; i < 3; i++) {
+			snprintf(path, sizeof path, "%s[%d].%s", name, k, known[i]);
+			if ((f = field(p, o, known[i])) < 0)
+				return fail(p, "%s is missing", path);
+			if (u64(p, f, path, UINT32_MAX, v[i]) < 0)
+				return -1;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
 /* linux.resources.devices: kern's /dev holds only the nodes it makes, so
  * a deny-all rule is what a box already is, and an allow rule is
  * accepted only for a node kern's /dev has (mem's null, zero, full,
@@ -533,9 +557,13 @@ static int parse_linux(struct p *p, int o)
 		return -1;
 	if ((f = field(p, o, "namespaces")) >= 0 && parse_namespaces(p, f) < 0)
 		return -1;
-	if (empty_or_absent(p, o, "uidMappings", "linux.uidMappings", "not yet (root's boxes only)") < 0 ||
-	    empty_or_absent(p, o, "gidMappings", "linux.gidMappings", "not yet (root's boxes only)") < 0 ||
-	    empty_or_absent(p, o, "sysctl", "linux.sysctl", NULL) < 0 ||
+	if ((f = field(p, o, "uidMappings")) >= 0 &&
+	    parse_idmaps(p, f, "linux.uidMappings", c->uidmap, &c->nuidmap) < 0)
+		return -1;
+	if ((f = field(p, o, "gidMappings")) >= 0 &&
+	    parse_idmaps(p, f, "linux.gidMappings", c->gidmap, &c->ngidmap) < 0)
+		return -1;
+	if (empty_or_absent(p, o, "sysctl", "linux.sysctl", NULL) < 0 ||
 	    empty_or_absent(p, o, "devices", "linux.devices", "kern's /dev holds only its own nodes") < 0 ||
 	    empty_or_absent(p, o, "mountLabel", "linux.mountLabel", "kern does not label with SELinux") < 0)
 		return -1;

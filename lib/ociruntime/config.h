@@ -28,6 +28,11 @@ struct oci_mount {
 	int nopts;
 };
 
+struct oci_idmap {
+	uint64_t container, host, size;
+};
+#define OCI_MAX_IDMAPS 16
+
 struct oci_rlimit {
 	const char *type;		/* RLIMIT_NOFILE, ... */
 	uint64_t soft, hard;
@@ -64,6 +69,8 @@ struct oci_config {
 	int nmounts;
 	const char *ns[OCI_MAX_NS];	/* linux.namespaces[].type, in order */
 	int nns;
+	struct oci_idmap uidmap[OCI_MAX_IDMAPS], gidmap[OCI_MAX_IDMAPS];
+	int nuidmap, ngidmap;
 	const char *masked[OCI_MAX_PATHS], *readonly[OCI_MAX_PATHS];
 	int nmasked, nreadonly;
 	int mem_set, swap_set, pids_set, cpu_set;

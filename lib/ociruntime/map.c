@@ -9,10 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/parse.h"
 #include "base/path.h"
+#include "box/ns.h"
 #include "box/rootfs.h"
 #include "lockdown/lockdown.h"
 #include "ociruntime/map.h"
@@ -104,6 +107,45 @@ static int map_namespaces(struct m *m, const struct oci_config *c)
 				    "namespace (sharing the host's is not supported)", always[k], always[k]);
 	if (!has_ns(c, "network"))
 		put(m, "--net=host");
+	return 0;
+}
+
+/* The id maps kern makes for a user's box, and only those: box root is
+ * the caller (`0 UID 1`, --no-uid-range), and with a subordinate range
+ * ids 1.. are that range (`1 START COUNT`, --uid-range), as rootless
+ * engines write them. Root's boxes map kern's own subordinate ids. */
+static int map_idmaps(struct m *m, const struct oci_config *c)
+{
+	const struct oci_idmap *maps[2] = {c->uidmap, c->gidmap};
+	const int n[2] = {c->nuidmap, c->ngidmap};
+	const char *field[2] = {"linux.uidMappings", "linux.gidMappings"};
+	const char *file[2] = {"/etc/subuid", "/etc/subgid"};
+	const unsigned long self[2] = {(unsigned long)geteuid(), (unsigned long)getegid()};
+	if (!n[0] && !n[1])
+		return 0;
+	if (geteuid() == 0)
+		return fail(m, "linux.uidMappings: root's boxes map kern's own subordinate ids; a config's "
+			    "mappings are not supported for root yet");
+	if (!has_ns(c, "user"))
+		return fail(m, "linux.uidMappings need a 'user' entry in linux.namespaces");
+	if (n[0] != n[1])
+		return fail(m, "linux.uidMappings and linux.gidMappings must both be one map or both two");
+	struct passwd *pw = getpwuid(geteuid());
+	for (int k = 0; k < 2; k++) {
+		unsigned long start = 0, count = 0;
+		if (n[k] > 2 || maps[k][0].container != 0 || maps[k][0].host != self[k] || maps[k][0].size != 1)
+			return fail(m, "%s: only kern's own maps are supported: {0, %lu, 1}, then optionally "
+				    "{1, START, COUNT} of your %s range", field[k], self[k], file[k]);
+		if (n[k] == 2 && (subid_range(file[k], (uid_t)self[k], pw ? pw->pw_name : NULL, &start, &count) < 0 ||
+				  maps[k][1].container != 1 || maps[k][1].host != start || maps[k][1].size != count))
+			return fail(m, "%s[1]: only {1, %lu, %lu}, your %s range, is supported", field[k], start,
+				    count, file[k]);
+	}
+	/* kern box falls back to a single map, with a warning -q silences,
+	 * when the range cannot be had: refused here instead. */
+	if (n[0] == 2 && !ns_range_available(geteuid(), 0))
+		return fail(m, "linux.uidMappings[1]: no newuidmap/newgidmap to map your subordinate range");
+	put(m, n[0] == 2 ? "--uid-range" : "--no-uid-range");
 	return 0;
 }
 
@@ -318,7 +360,7 @@ int oci_map(const struct oci_config *c, const char *bundle, const char *id, stru
 	/* The engine owns the root: writes land in it, as with runc, unless
 	 * it is read-only (then an overlay whose writes are discarded). */
 	put(&m, c->root_ro ? "--read-only" : "--bind-rootfs");
-	if (map_namespaces(&m, c) < 0)
+	if (map_namespaces(&m, c) < 0 || map_idmaps(&m, c) < 0)
 		return -1;
 	if (c->hostname && *c->hostname) {
 		if (!has_ns(c, "uts"))

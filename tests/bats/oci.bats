@@ -8,7 +8,7 @@ load helper
 
 setup() {
 	kern_private_dirs
-	is_root || skip "kern-oci runs root's bundles in this release"
+	is_root || [[ $BATS_TEST_DESCRIPTION == *"[rootless]"* ]] || skip "a root test"
 	command -v jq >/dev/null || skip "jq is not installed"
 	R=$BATS_TEST_TMPDIR/oci-root
 	B=$BATS_TEST_TMPDIR/bundle
@@ -218,6 +218,38 @@ refused() {
 	for i in $(seq 1 40); do kill -0 "$epid" 2>/dev/null || break; sleep 0.05; done
 	! kill -0 "$epid" 2>/dev/null
 	nothing_left x1
+}
+
+@test "uid and gid mappings: kern's own single and range maps for a user, refused for root [rootless]" {
+	u=$(id -u) g=$(id -g)
+	cfg ".linux.namespaces += [{type: \"user\"}] | .linux.uidMappings = [{containerID: 0, hostID: $u, size: 1}] |
+	     .linux.gidMappings = [{containerID: 0, hostID: $g, size: 1}] | del(.linux.resources)" \
+		'["sh", "-c", "id -u; cat /proc/self/uid_map"]'
+	if is_root; then
+		run oci create -b "$B" m1
+		refused m1 "linux.uidMappings: root's boxes map kern's own subordinate ids"
+		return
+	fi
+	run oci run -b "$B" m1
+	assert_status 0
+	[ "${lines[0]}" = 0 ]
+	[ "$(echo ${lines[1]})" = "0 $u 1" ]
+	nothing_left m1
+	cfg ".linux.namespaces += [{type: \"user\"}] | .linux.uidMappings = [{containerID: 0, hostID: 4242, size: 1}] |
+	     .linux.gidMappings = [{containerID: 0, hostID: $g, size: 1}]"
+	run oci create -b "$B" m2
+	refused m2 "linux.uidMappings: only kern's own maps are supported: \{0, $u, 1\}"
+	read -r start count < <(awk -F: -v n="$(id -un)" '$1 == n { print $2, $3; exit }' /etc/subuid)
+	read -r gstart gcount < <(awk -F: -v n="$(id -un)" '$1 == n { print $2, $3; exit }' /etc/subgid)
+	[ -n "$start" ] && [ -n "$gstart" ] && [ -x /usr/bin/newuidmap ] || skip "no subordinate range for $(id -un)"
+	cfg ".linux.namespaces += [{type: \"user\"}] | del(.linux.resources) |
+	     .linux.uidMappings = [{containerID: 0, hostID: $u, size: 1}, {containerID: 1, hostID: $start, size: $count}] |
+	     .linux.gidMappings = [{containerID: 0, hostID: $g, size: 1}, {containerID: 1, hostID: $gstart, size: $gcount}]" \
+		'["sh", "-c", "cat /proc/self/uid_map"]'
+	run oci run -b "$B" m3
+	assert_status 0
+	[ "$(echo ${lines[1]})" = "1 $start $count" ]
+	nothing_left m3
 }
 
 @test "an OOM kill against the config's memory limit: 137 and kern box's OOM line" {

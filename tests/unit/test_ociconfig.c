@@ -87,6 +87,8 @@ TEST(oci_config_names_every_field_it_refuses)
 			   "process.terminal must be true or false"));
 	CHECK(refused_with("\"process\": {\"args\": [\"a\"], \"cwd\": \"/\", \"oomScoreAdj\": 1001}",
 			   "process.oomScoreAdj must be an integer from -1000 to 1000"));
+	CHECK(refused_with("\"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 1}]}",
+			   "linux.uidMappings[0].size is missing"));
 	CHECK(refused_with("\"hooks\": {\"prestart\": []}", "hooks is not supported: kern runs no hooks"));
 	CHECK(refused_with("\"linux\": {\"seccomp\": {\"defaultAction\": \"SCMP_ACT_NOPE\"}}",
 			   "linux.seccomp.defaultAction: unknown action 'SCMP_ACT_NOPE'"));
