@@ -598,7 +598,7 @@ static int validate(struct box_args *a)
 	 * attached to it (docker refuses the same way). --plan only prints. */
 	if (a->tty && a->detach)
 		die("box", "-t cannot be combined with -d (a detached box has no terminal to relay)");
-	if (a->tty && !a->plan && !a->show_config && !isatty(0))
+	if (a->tty && !a->plan && !a->show_config && a->console_fd < 0 && !isatty(0))
 		die("box", "-t needs a terminal on stdin (the input device is not a TTY)");
 	/* Capabilities and the security profile. */
 	if (a->untrusted) {
@@ -1126,7 +1126,8 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 			       .timeout = st->wait.timeout, .started_fd = l.started_fd,
 			       .alive_fd = l.alive_fd, .detach_fd = detach_fd, .pid1 = pid1_main,
 			       .ctx = &l, .prepare = box_prepare, .clone_flags = ns_flags(&l.nc),
-			       .tty = st->wait.tty};
+			       .tty = st->wait.tty, .to_console = a->console_fd >= 0,
+			       .console_fd = a->console_fd};
 	rc = supervise(&s);
 	close(l.sync[0]);
 	if (l.sync[1] >= 0)
@@ -1154,7 +1155,7 @@ undo:
 	return fail_started(&l, rc);
 }
 
-int box_run(int argc, char **argv, int gate_fd, int ready_fd)
+int box_run(int argc, char **argv, int gate_fd, int ready_fd, int console_fd)
 {
 	static struct box_args a;	/* large and sparse: see launch() */
 	int alive_fd = env_fd("KERN_ALIVE_FD");
@@ -1163,6 +1164,7 @@ int box_run(int argc, char **argv, int gate_fd, int ready_fd)
 
 	a.gate_fd = gate_fd;
 	a.ready_fd = ready_fd;
+	a.console_fd = console_fd;
 	/* 1: the alive byte first, before anything can take time. */
 	alive_remember(alive_fd);
 	alive_write(alive_fd, ALIVE_STARTED);
@@ -1198,7 +1200,7 @@ int box_run(int argc, char **argv, int gate_fd, int ready_fd)
 
 static int box_main(int argc, char **argv)
 {
-	return box_run(argc, argv, -1, -1);
+	return box_run(argc, argv, -1, -1, -1);
 }
 
 APPLET(box, "run a command in a fresh box", usage, box_main);

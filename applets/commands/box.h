@@ -82,10 +82,10 @@ struct box_args {
 	char hostname_buf[HOST_NAME_LEN + 1];
 	uint64_t disk;		/* --disk, or disk_default() of the memory cap */
 	int disk_given;
-	/* kern-oci (box_run): PID 1 waits on gate_fd before the workload, and
-	 * ready_fd hears the launch's outcome as -d's launcher does; -1 for
-	 * kern box. */
-	int gate_fd, ready_fd;
+	/* kern-oci (box_run): PID 1 waits on gate_fd before the workload,
+	 * ready_fd hears the launch's outcome as -d's launcher does, and -t's
+	 * pty goes to console_fd (supervise.h); -1 for kern box. */
+	int gate_fd, ready_fd, console_fd;
 };
 
 /* Every step's config, resolved from the flags, the environment,
@@ -154,9 +154,9 @@ enum root_kind rootfs_root(const struct box_args *a, char *lower, size_t len);
 /* box_resolve.c: the environment kern-seccomp would build, in l->env. */
 int build_env(struct launch *l);
 
-/* kern box with argv (argv[0] "box"), for kern-oci: gate_fd and ready_fd
- * as in struct box_args. Returns the exit status. */
-int box_run(int argc, char **argv, int gate_fd, int ready_fd);
+/* kern box with argv (argv[0] "box"), for kern-oci: gate_fd, ready_fd and
+ * console_fd as in struct box_args. Returns the exit status. */
+int box_run(int argc, char **argv, int gate_fd, int ready_fd, int console_fd);
 
 /* box_plan.c: --plan, the chain printed; returns the exit status. */
 int box_plan(struct box_args *a);

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,7 +48,8 @@ static const char usage[] =
 	"it; a field kern cannot honour fails create with one line naming it.\n"
 	"\n"
 	"verbs:\n"
-	"  create ID [-b|--bundle DIR] [--pid-file F]   build the box; PID 1 waits for start\n"
+	"  create ID [-b|--bundle DIR] [--pid-file F] [--console-socket SOCK]\n"
+	"                          build the box; PID 1 waits for start\n"
 	"  start ID                run the container's process\n"
 	"  run ID [-b DIR] [--pid-file F] [-d]   create and start; without -d wait, exit\n"
 	"                          with the container's status and delete it\n"
@@ -132,7 +135,7 @@ const char *oci_flag_value(int argc, char **argv, int *i, const char *f, const c
 
 struct verb_args {
 	const char *id;
-	const char *bundle, *pid_file;
+	const char *bundle, *pid_file, *console;
 	const char *extra;	/* kill's signal */
 	int detach, force, all;
 };
@@ -156,8 +159,8 @@ static void verb_flags(const char *verb, int argc, char **argv, struct verb_args
 			v->bundle = val;
 		else if ((val = oci_flag_value(argc, argv, &i, "--pid-file", NULL)))
 			v->pid_file = val;
-		else if (oci_flag_value(argc, argv, &i, "--console-socket", NULL))
-			oci_fail(EXIT_CLI, "%s: --console-socket is not supported yet (process.terminal)", verb);
+		else if ((val = oci_flag_value(argc, argv, &i, "--console-socket", NULL)))
+			v->console = val;
 		else if ((val = oci_flag_value(argc, argv, &i, "--preserve-fds", NULL))) {
 			if (strcmp(val, "0") != 0)
 				oci_fail(EXIT_CLI, "%s: --preserve-fds is not supported (only 0)", verb);
@@ -237,6 +240,19 @@ static void process_attributes(const struct oci_config *c)
 	}
 }
 
+/* The engine's console socket: the box's pty master goes there. */
+static int console_connect(const char *verb, const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path)
+		oci_fail(EXIT_CLI, "%s: --console-socket %s: path too long", verb, path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+		oci_fail(EXIT_SETUP, "%s: connect --console-socket %s: %s", verb, path, strerror(errno));
+	return fd;
+}
+
 /* The pid, written whole or not at all (temporary file, rename). */
 int oci_pid_file(const char *path, pid_t pid)
 {
@@ -288,6 +304,11 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 	if (!realpath(v->bundle ? v->bundle : ".", bundle))
 		oci_fail(EXIT_CLI, "%s: bundle %s: %s", verb, v->bundle ? v->bundle : ".", strerror(errno));
 	load_bundle(bundle, v->id, &c, &argv);
+	if (v->console && !c.terminal)
+		oci_fail(EXIT_CLI, "%s: --console-socket needs process.terminal: true", verb);
+	if (c.terminal && !v->console && !foreground)
+		oci_fail(EXIT_CLI, "%s: process.terminal needs --console-socket", verb);
+	int console = v->console ? console_connect(verb, v->console) : -1;
 
 	/* The id is claimed by its directory; nothing else exists yet. */
 	make_dirs(oci_g.root);
@@ -319,7 +340,7 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 		}
 		close(lock);
 		process_attributes(&c);
-		int rc = box_run((int)argv.n, argv.v, -1, -1);
+		int rc = box_run((int)argv.n, argv.v, -1, -1, console);
 		oci_state_remove(dir);
 		return rc;
 	}
@@ -347,9 +368,11 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 		close(ready[0]);
 		setsid();
 		process_attributes(&c);
-		_exit(box_run((int)argv.n, argv.v, gate_fd, ready[1]));
+		_exit(box_run((int)argv.n, argv.v, gate_fd, ready[1], console));
 	}
 	close(ready[1]);
+	if (console >= 0)
+		close(console);
 	if (gate_fd >= 0)
 		close(gate_fd);
 	char msg[4200];

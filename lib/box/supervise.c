@@ -122,6 +122,15 @@ static int read_report(int fd, struct supervisor *s, struct run_state *r)
 		records_update(s->runtime, s->rec);
 		return 0;
 	}
+	if (n == 1 && m.tag == PTY_TAG && nfds == 1 && s->tty && s->to_console) {
+		/* The payload is the engine's to read as a name; the fd is what counts. */
+		if (send_fds(s->console_fd, "kern-pty", 8, fds, 1) < 0)
+			warning("--console-socket: sendmsg: %s", strerror(errno));
+		close(fds[0]);
+		close(s->console_fd);
+		s->to_console = 0;
+		return 0;
+	}
 	if (n == 1 && m.tag == PTY_TAG && nfds == 1 && s->tty && r->pty_master < 0) {
 		r->pty_master = fds[0];
 		return 0;

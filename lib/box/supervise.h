@@ -18,6 +18,9 @@ struct supervisor {
 	int detach_fd;			/* -d: the waiting launcher, or -1 */
 	int chain;			/* PID 1 execs the next applet: pipes must survive exec */
 	int tty;			/* -t: relay the pty PID 1 sends (ttyrelay.h) */
+	/* kern-oci's --console-socket: -t's pty master goes to console_fd
+	 * (SCM_RIGHTS), for the engine to relay, instead of the relay here. */
+	int to_console, console_fd;
 	/* Runs in PID 1 with its status pipe (already diag_status_fd) and
 	 * report socket; never returns. */
 	void (*pid1)(void *ctx, int report_fd);

@@ -346,8 +346,6 @@ int oci_map(const struct oci_config *c, const char *bundle, const char *id, stru
 	struct m m = {.argv = argv, .why = why, .wl = wl};
 	char root[PATH_MAX], buf[PATH_MAX + 64];
 
-	if (c->terminal)
-		return fail(&m, "process.terminal is not supported yet (no --console-socket)");
 	if (oci_root_path(c, bundle, root, sizeof root, why, wl) < 0)
 		return -1;
 	if (strchr(bundle, '\n'))
@@ -356,6 +354,9 @@ int oci_map(const struct oci_config *c, const char *bundle, const char *id, stru
 	put(&m, id);
 	/* kern's notes are not the container's output. */
 	put(&m, "-q");
+	/* A pty of the box's own; kern-oci sends it to the console socket. */
+	if (c->terminal)
+		put(&m, "--tty");
 	put2(&m, "--rootfs", root);
 	/* The engine owns the root: writes land in it, as with runc, unless
 	 * it is read-only (then an overlay whose writes are discarded). */

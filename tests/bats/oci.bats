@@ -252,6 +252,53 @@ refused() {
 	nothing_left m3
 }
 
+# console_recv SOCKET OUT: accept one connection on SOCKET, take the
+# descriptor it carries (runc's console socket protocol) and copy what
+# the pty says to OUT, for up to 10 s.
+console_recv() {
+	python3 - "$1" "$2" <<'PY' &
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(1)
+c, _ = s.accept()
+_, fds, _, _ = socket.recv_fds(c, 64, 1)
+end = time.time() + 10
+with open(sys.argv[2], "wb") as f:
+    while time.time() < end:
+        try:
+            b = os.read(fds[0], 4096)
+        except OSError:
+            break
+        if not b:
+            break
+        f.write(b)
+        f.flush()
+PY
+	for i in $(seq 1 100); do [ -S "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+@test "process.terminal: the box's pty goes to --console-socket; either without the other is refused" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	cfg '.process.terminal = true' '["sh", "-c", "test -t 0 && test -t 1 && echo is-a-tty"]'
+	sock=$BATS_TEST_TMPDIR/console.sock
+	console_recv "$sock" "$BATS_TEST_TMPDIR/tty" 3>&-
+	oci create -b "$B" --console-socket "$sock" t1 </dev/null >"$O" 2>&1 3>&-
+	oci start t1
+	wait_for "$BATS_TEST_TMPDIR/tty" "^is-a-tty" 5
+	wait_state t1 stopped
+	! grep -q is-a-tty "$O"
+	oci delete t1
+	nothing_left t1
+	run oci create -b "$B" t2
+	refused t2 "create: process.terminal needs --console-socket"
+	cfg '.'
+	run oci create -b "$B" --console-socket "$sock" t3
+	refused t3 "create: --console-socket needs process.terminal: true"
+	wait
+}
+
 @test "an OOM kill against the config's memory limit: 137 and kern box's OOM line" {
 	cfg '.linux.resources.memory.limit = 33554432' '["sh", "-c", "x=$(head -c 100000000 /dev/zero | tr \"\\\\0\" x); echo survived"]'
 	run --separate-stderr oci run -b "$B" oom1
