@@ -16,7 +16,7 @@ FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -Ilib -I$(B)/gen -Itests/unit \
 	      -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 FUZZ_ALL := pull_json pull_ref pull_wwwauth fuzz_member_path fuzz_layer egress_head toml seccomp_bpf \
-	    cli image_config box_record
+	    cli image_config box_record oci_config
 
 # The lib/ sources (and libraries) each target links.
 FUZZ_PULL_LIB   := lib/base/json.c lib/oci/manifest.c lib/image/sidecar.c lib/oci/digest.c \
@@ -39,6 +39,7 @@ fuzz_src_image_config     := lib/oci/manifest.c lib/base/json.c lib/image/sideca
 fuzz_src_box_record       := lib/state/records.c lib/state/runtime_dirs.c lib/base/diag.c lib/base/xdg.c \
 			     lib/base/rmtree.c \
 			     lib/base/env.c lib/base/parse.c
+fuzz_src_oci_config       := lib/ociruntime/config.c lib/base/json.c lib/base/strv.c
 fuzz_dep_seccomp_bpf       := $(B)/gen/seccomp_bpf.h
 fuzz_libs_pull_json        := -lmbedcrypto
 fuzz_libs_pull_ref         := -lmbedcrypto
@@ -59,6 +60,7 @@ fuzz_args_fuzz_member_path := -max_len=65536 -timeout=20 -rss_limit_mb=2048
 fuzz_args_fuzz_layer       := -max_len=65536 -timeout=20 -rss_limit_mb=2048
 fuzz_args_egress_head      := -max_len=20000
 fuzz_args_image_config     := -max_len=65536
+fuzz_args_oci_config       := -max_len=65536
 
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS    := $(addprefix $(B)/fuzz/,$(FUZZ_ALL))

@@ -59,6 +59,10 @@ replay() {
 	replay box_record
 }
 
+@test "fuzz: kern-oci's config.json and process.json reader (oci_config) replays clean [rootless]" {
+	replay oci_config
+}
+
 @test "fuzz: every target in tests/fuzz is built by make fuzz, has a corpus and is replayed here [rootless]" {
 	src=${KERN_SRC_TREE:-$TREE}
 	[ -f "$src/mk/fuzz.mk" ] || skip "no source tree with mk/fuzz.mk (KERN_SRC_TREE)"
