@@ -418,6 +418,8 @@ static int start(struct verb_args *v)
 	int lock = oci_state_lock(dir);
 	if (lock < 0 && errno == ENOENT)
 		oci_fail(EXIT_CLI, "container %s does not exist", v->id);
+	if (lock < 0)
+		oci_fail(EXIT_SETUP, "start: flock %s: %s", dir, strerror(errno));
 	oci_load(v->id, dir, &s);
 	const char *status = oci_state_status(&s);
 	if (strcmp(status, "created") != 0)
@@ -442,7 +444,7 @@ static int start(struct verb_args *v)
 
 static int state(struct verb_args *v)
 {
-	char dir[PATH_MAX], id[200], bundle[PATH_MAX * 6 + 3];
+	char dir[PATH_MAX], id[6 * 65 + 3], bundle[PATH_MAX * 6 + 3];
 	struct oci_state s;
 	oci_dir(v->id, dir, sizeof dir);
 	oci_load(v->id, dir, &s);
