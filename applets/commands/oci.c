@@ -200,24 +200,29 @@ void oci_load(const char *id, const char *dir, struct oci_state *s)
 
 /* ---- create and run ---- */
 
+char *oci_read_json(const char *verb, const char *path, size_t *len)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		oci_fail(EXIT_CLI, "%s: open %s: %s", verb, path, strerror(errno));
+	/* The size first: nothing of an oversized file is read. */
+	if (!S_ISREG(st.st_mode) || st.st_size > (off_t)OCI_CONFIG_MAX)
+		oci_fail(EXIT_CLI, "%s: %s: %s", verb, path,
+			 S_ISREG(st.st_mode) ? "larger than 4 MiB: refused" : "not a regular file");
+	char *text = read_regular_fd(fd, OCI_CONFIG_MAX, (uid_t)-1, EFBIG, len);
+	if (!text)
+		oci_fail(EXIT_CLI, "%s: read %s: %s", verb, path, strerror(errno));
+	return text;
+}
+
 /* config.json of bundle, read and mapped into kern box's argv. */
 static void load_bundle(const char *bundle, const char *id, struct oci_config *c, struct strv *argv)
 {
 	char path[PATH_MAX], why[1024];
-	struct stat st;
 	size_t len;
 	snprintf(path, sizeof path, "%s/config.json", bundle);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0)
-		oci_fail(EXIT_CLI, "create: open %s: %s", path, strerror(errno));
-	/* The size first: nothing of an oversized file is read. */
-	if (!S_ISREG(st.st_mode) || st.st_size > (off_t)OCI_CONFIG_MAX)
-		oci_fail(EXIT_CLI, "create: %s: %s", path,
-		     S_ISREG(st.st_mode) ? "larger than 4 MiB: refused" : "not a regular file");
-	char *text = read_fd_bytes(fd, OCI_CONFIG_MAX, &len);
-	close(fd);
-	if (!text)
-		oci_fail(EXIT_CLI, "create: read %s: %s", path, strerror(errno));
+	char *text = oci_read_json("create", path, &len);
 	if (oci_config_parse(text, len, c, why, sizeof why) < 0)
 		oci_fail(EXIT_CLI, "create: config.json: %s", why);
 	free(text);

@@ -20,6 +20,9 @@ extern struct oci_globals oci_g;
 
 /* One error line on stderr and in --log, then exit(code). */
 void oci_fail(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+/* A JSON file the engine hands over (config.json, process.json): a regular
+ * file of at most 4 MiB, read whole; otherwise oci_fail() naming verb. */
+char *oci_read_json(const char *verb, const char *path, size_t *len);
 /* The value of flag f (or alias) at argv[*i], "--f V" or "--f=V"; NULL
  * when argv[*i] is another flag. */
 const char *oci_flag_value(int argc, char **argv, int *i, const char *f, const char *alias);

@@ -93,22 +93,6 @@ static void exec_flags(int argc, char **argv, struct exec_args *x)
 		oci_fail(EXIT_CLI, "exec: no command (give --process FILE or a command after the ID)");
 }
 
-static char *read_json_file(const char *path, size_t *len)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0)
-		oci_fail(EXIT_CLI, "exec: open %s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode) || st.st_size > (off_t)OCI_CONFIG_MAX)
-		oci_fail(EXIT_CLI, "exec: %s: %s", path,
-			 S_ISREG(st.st_mode) ? "larger than 4 MiB: refused" : "not a regular file");
-	char *text = read_fd_bytes(fd, OCI_CONFIG_MAX, len);
-	close(fd);
-	if (!text)
-		oci_fail(EXIT_CLI, "exec: read %s: %s", path, strerror(errno));
-	return text;
-}
-
 static int same_list(const char *const *a, int na, const char *const *b, int nb)
 {
 	if (na != nb)
@@ -157,12 +141,12 @@ static void process_flags(const char *file, const struct oci_state *s, struct st
 	static struct oci_config p, c;
 	char why[1024], path[PATH_MAX + 16], ids[32];
 	size_t len;
-	char *text = read_json_file(file, &len);
+	char *text = oci_read_json("exec", file, &len);
 	if (oci_process_parse(text, len, &p, why, sizeof why) < 0)
 		oci_fail(EXIT_CLI, "exec: %s: %s", file, why);
 	free(text);
 	snprintf(path, sizeof path, "%s/config.json", s->bundle);
-	text = read_json_file(path, &len);
+	text = oci_read_json("exec", path, &len);
 	if (oci_config_parse(text, len, &c, why, sizeof why) < 0)
 		oci_fail(EXIT_CLI, "exec: the container's %s: %s", path, why);
 	free(text);

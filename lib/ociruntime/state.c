@@ -100,8 +100,9 @@ int oci_state_read(const char *dir, struct oci_state *s)
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	char *text = read_fd_bytes(fd, STATE_MAX, &len);
-	close(fd);
+	/* A regular file of this user's, of a state's size: anything else
+	 * was not written by kern-oci. */
+	char *text = read_regular_fd(fd, STATE_MAX, geteuid(), EPERM, &len);
 	if (!text)
 		return -1;
 	int rc = -1;
