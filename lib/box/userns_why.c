@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/stat.h>
 
 #include "base/diag.h"
 #include "base/fdutil.h"
@@ -22,9 +24,45 @@
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
 
-static int same_inode(const struct stat *a, const struct stat *b)
+/* Where a path is: its inode, and the mount it is reached through. A
+ * chroot into a bind mount of a file system's root (`mount --rbind /
+ * DIR; chroot DIR`) has the very inode of the namespace's "/": only the
+ * mount tells them apart, as it does for the kernel (current_chrooted()
+ * compares mount and dentry). The mount id needs Linux 5.8 (statx
+ * STATX_MNT_ID); before that, or where statx fails, the inode alone. */
+struct place {
+	dev_t dev;
+	ino_t ino;
+	unsigned long long mnt;
+	int has_mnt;
+};
+
+static int place_of(const char *path, struct place *p)
 {
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+	struct stat st;
+	struct statx sx;
+	if (stat(path, &st) < 0)
+		return -1;
+	memset(p, 0, sizeof *p);
+	p->dev = st.st_dev;
+	p->ino = st.st_ino;
+	if (syscall(SYS_statx, AT_FDCWD, path, 0, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID)) {
+		p->mnt = sx.stx_mnt_id;
+		p->has_mnt = 1;
+	}
+	return 0;
+}
+
+static int same_mntns_as_init(void)
+{
+	char a[64], b[64];
+	ssize_t na = readlink("/proc/self/ns/mnt", a, sizeof a), nb = readlink("/proc/1/ns/mnt", b, sizeof b);
+	return na > 0 && na == nb && memcmp(a, b, (size_t)na) == 0;
+}
+
+static int same_place(const struct place *a, const struct place *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && (!a->has_mnt || !b->has_mnt || a->mnt == b->mnt);
 }
 
 /* "/" of this mount namespace, as the kernel's own chroot test
@@ -32,7 +70,7 @@ static int same_inode(const struct stat *a, const struct stat *b)
  * caller's root to that namespace's root. It takes CAP_SYS_ADMIN and
  * CAP_SYS_CHROOT, so root only, and it is done in a child that stats "/"
  * and exits: kern itself never leaves its root. */
-static int mntns_root(struct stat *st)
+static int mntns_root(struct place *st)
 {
 	int p[2], ok;
 	pid_t c;
@@ -40,10 +78,10 @@ static int mntns_root(struct stat *st)
 		return -1;
 	c = fork();
 	if (c == 0) {
-		struct stat s;
+		struct place s;
 		int fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 		close(p[0]);
-		if (fd < 0 || setns(fd, CLONE_NEWNS) < 0 || stat("/", &s) < 0)
+		if (fd < 0 || setns(fd, CLONE_NEWNS) < 0 || place_of("/", &s) < 0)
 			_exit(1);
 		_exit(write(p[1], &s, sizeof s) == (ssize_t)sizeof s ? 0 : 1);
 	}
@@ -84,17 +122,21 @@ static int no_mount_at_root(void)
  * as another user (and on some hosts to root too), then mountinfo. */
 static int chrooted(const char **how)
 {
-	struct stat root, other;
+	struct place root, other;
 	*how = "";
-	if (stat("/", &root) < 0)
+	if (place_of("/", &root) < 0)
 		return -1;
 	if (geteuid() == 0 && mntns_root(&other) == 0) {
 		*how = "/ is not the root of its mount namespace";
-		return !same_inode(&root, &other);
+		return !same_place(&root, &other);
 	}
-	if (stat("/proc/1/root", &other) == 0) {
+	if (place_of("/proc/1/root", &other) == 0) {
 		*how = "/ is not /proc/1/root";
-		return !same_inode(&root, &other);
+		/* Mount ids are per namespace: init's root is comparable by
+		 * mount only from init's mount namespace. */
+		if (!same_mntns_as_init())
+			other.has_mnt = 0;
+		return !same_place(&root, &other);
 	}
 	*how = "no mount is at /";
 	return no_mount_at_root();

@@ -68,6 +68,22 @@ chroot_no_leftovers() {
 		/kern box t --userns=yes --rootfs /rootfs -- /bin/sh -c 'echo ran'
 }
 
+@test "nouserns: a chroot into a bind mount of / (the very inode of the namespace's /) is named as a chroot too, by its mount" {
+	# The bind exists only in a mount namespace of this command's own: it
+	# goes with it, and the host keeps an empty directory.
+	local d=$BATS_TEST_TMPDIR/bindroot
+	mkdir "$d"
+	run --separate-stderr unshare -m --propagation private sh -c \
+		'mount --rbind / "$1" && exec chroot "$1" "$2" box t --userns=yes --image host -- /bin/sh -c "echo ran"' \
+		sh "$d" "$CHROOT_KERN"
+	rmdir "$d"
+	assert_status 125
+	[ -z "$output" ]
+	output=$stderr
+	assert_line_re "$(chroot_cause_re clone '/ is not the root of its mount namespace')"
+	assert_line_re "$CHROOT_HINT_RE"
+}
+
 @test "nouserns: kern box as an unprivileged user in a chroot names the chroot too (told without setns, from init's root or mountinfo)" {
 	refused_in_chroot 65534:65534 clone '/ is not /proc/1/root|no mount is at /' \
 		/kern box t --rootfs /rootfs -- /bin/sh -c 'echo ran'
