@@ -552,6 +552,44 @@ static void dev_verified(int devfd)
 	close(fd);
 }
 
+/* pivot_root(2) refuses (EINVAL) when the mount above the current root
+ * is shared: a chroot into a mount point (`mount --rbind / DIR; chroot
+ * DIR`, or a tree mounted on a host whose mounts are shared, as systemd
+ * makes them) where the mount above "/" lies outside the chroot, out of
+ * reach of step 19. "/" is then covered with a copy of itself, box root
+ * and all (nouserns_root_mount()), whose parent is the chroot's own "/",
+ * private since step 19, and the pivot is done again from the copy's
+ * merged. rootfd, devfd and null are the copy's from then on: the
+ * original tree goes with the old root. 0, or -1 with errno set. */
+static int repivot_from_copy(const char *merged, int *rootfd, int *devfd, int *null)
+{
+	const char *what;
+	int r, d, n;
+	if (nouserns_root_mount(&what) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -1;
+	r = open(merged, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = r < 0 ? -1 : openat(r, "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	n = d < 0 ? -1 : openat(d, "null", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (n < 0 || fchdir(r) < 0 || syscall(SYS_pivot_root, ".", ".") < 0) {
+		int e = errno;
+		if (r >= 0)
+			close(r);
+		if (d >= 0)
+			close(d);
+		if (n >= 0)
+			close(n);
+		errno = e;
+		return -1;
+	}
+	close(*rootfd);
+	close(*devfd);
+	close(*null);
+	*rootfd = r;
+	*devfd = d;
+	*null = n;
+	return 0;
+}
+
 static void enter_workdir(const char *workdir)
 {
 	const char *w = workdir && *workdir ? workdir : "/";
@@ -667,8 +705,10 @@ void fs_build(const struct fs_config *c)
 	 * the host. */
 	if (fchdir(rootfd) < 0)
 		die_setup_errno("chdir %s", merged);
-	if (syscall(SYS_pivot_root, ".", ".") < 0)
-		die_setup_errno("pivot_root %s", merged);
+	if (syscall(SYS_pivot_root, ".", ".") < 0) {
+		if (errno != EINVAL || c->shifted || repivot_from_copy(merged, &rootfd, &devfd, &null) < 0)
+			die_setup_errno("pivot_root %s", merged);
+	}
 	if (umount2(".", MNT_DETACH) < 0)
 		die_setup_errno("detach the old root");
 	if (chdir("/") < 0)

@@ -84,6 +84,21 @@ chroot_no_leftovers() {
 	assert_line_re "$CHROOT_HINT_RE"
 }
 
+@test "nouserns: a chroot that is a mount point under a shared mount (as systemd makes them) boxes too: pivot_root's refusal is met from a copy of /" {
+	chroot_mount_cgroups
+	# pivot_root(2) refuses when the mount above the current root is
+	# shared; in a chroot that mount is out of reach. The mounts exist only
+	# in a mount namespace of this command's own.
+	run --separate-stderr unshare -m --propagation private sh -c \
+		'mount --make-rshared / && mount --rbind "$1" "$1" &&
+		exec env -i PATH=/bin HOME=/root "$2" "$1" /kern box t -q --rootfs /rootfs -- sh -c "id -u; cat /proc/self/mountinfo"' \
+		sh "$CHROOT" "$CHROOT_BIN"
+	assert_status 0
+	[ "${lines[0]}" = 65534 ] || { echo "stderr: $stderr"; return 1; }
+	# Only the box's own mounts: no copy of the chroot's tree shows.
+	refute_line_re ' /rootfs | /kern '
+}
+
 @test "nouserns: kern box as an unprivileged user in a chroot names the chroot too (told without setns, from init's root or mountinfo)" {
 	refused_in_chroot 65534:65534 clone '/ is not /proc/1/root|no mount is at /' \
 		/kern box t --rootfs /rootfs -- /bin/sh -c 'echo ran'
