@@ -101,6 +101,7 @@ struct exec_run {
 	struct box_record rec;
 	struct box_procs bp;
 	int nsfd[BOX_NS_COUNT];	/* in box_ns order (boxns.h); -1 where the namespace is already ours */
+	int rootfd;			/* without a user namespace: PID 1's root; -1 */
 	struct cg_box *cg;
 	struct strv env;
 	struct lockdown ld;
@@ -266,6 +267,19 @@ static int open_namespaces(struct exec_run *r)
 		r->nsfd[i] = open(path, O_RDONLY | O_CLOEXEC);
 		if (r->nsfd[i] < 0)
 			break;
+	}
+	/* setns(2) into a mount namespace puts the caller at that namespace's
+	 * root. A box with a user namespace pivoted its root to be just that;
+	 * one without, started by kern in a chroot, pivoted only the chroot's
+	 * root, and the namespace's root is still the tree outside it, the
+	 * host's. So the command takes PID 1's own root, opened here, where
+	 * the check below proves PID 1 is still the box's. */
+	if (r->rec.no_userns) {
+		snprintf(path, sizeof path, "/proc/%d/root", (int)r->bp.pid1);
+		r->rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (r->rootfd < 0)
+			return refuse(r->alive_fd, "open %s (the root of box '%s'): %s", path, r->rec.name,
+				      strerror(errno));
 	}
 	/* The descriptors are the box's only if its supervisor and PID 1 are
 	 * still the processes we proved. */
@@ -533,6 +547,12 @@ static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t paren
 		close(r->nsfd[i]);
 		r->nsfd[i] = -1;
 	}
+	if (r->rootfd >= 0) {
+		if (fchdir(r->rootfd) < 0 || chroot(".") < 0)
+			_exit(refuse(r->alive_fd, "enter the root of box '%s': %s", r->rec.name, strerror(errno)));
+		close(r->rootfd);
+		r->rootfd = -1;
+	}
 	/* A shifted box's map does not name host uid 0, which joining left
 	 * us as: become its root, as its PID 1 did (ns.h). */
 	const char *what;
@@ -700,7 +720,7 @@ static int run(struct exec_run *r)
 static int exec_main(int argc, char **argv)
 {
 	struct exec_args a = {0};
-	struct exec_run r = {.a = &a, .pty_w = -1, .slave = -1};
+	struct exec_run r = {.a = &a, .pty_w = -1, .slave = -1, .rootfd = -1};
 	int rc;
 
 	r.alive_fd = env_fd("KERN_ALIVE_FD");

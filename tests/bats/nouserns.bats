@@ -418,6 +418,14 @@ sup_of() { awk -F'\t' '$1 == "supervisor" { print $2 }' "$CHROOT/tmp/kern-0/inst
 	run --separate-stderr chroot_run /kern exec ex -- sh -c "$IDENT"
 	assert_status 0
 	[ "$output" = "$IDENT_NOBODY" ] || { diff <(echo "$IDENT_NOBODY") <(echo "$output"); return 1; }
+	# The command's / is the box's, not the mount namespace's root (the
+	# tree outside the chroot, which setns(2) alone would have given it).
+	run --separate-stderr chroot_run /kern box ls -q --rootfs /rootfs -- ls -a /
+	assert_status 0
+	local box_root=$output
+	run --separate-stderr chroot_run /kern exec ex -- ls -a /
+	assert_status 0
+	[ "$output" = "$box_root" ] || { diff <(echo "$box_root") <(echo "$output"); return 1; }
 	run --separate-stderr chroot_run /kern exec ex -u 0 -- id -u
 	assert_status 126
 	[ -z "$output" ]
