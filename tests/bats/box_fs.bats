@@ -142,7 +142,7 @@ except OSError as e:
 }
 
 @test "MNT-3: writable mounts under --ro are exactly /tmp, /workspace, /dev/shm, /dev/mqueue [rootless]" {
-	ws=$BATS_TEST_TMPDIR/ws; mkdir -p "$ws"
+	ws=$BATS_TEST_TMPDIR/ws; mkdir -p "$ws"; writable_by_box "$ws"
 	run "$KERN" box wr --image host --ro --tmpfs /tmp:64m -v "$ws:/workspace" -w /workspace -- python3 -c '
 import os
 found = []
@@ -161,7 +161,7 @@ print(" ".join(sorted(found)))'
 }
 
 @test "MNT-4: a deeper read-only bind wins inside a writable one [rootless]" {
-	ws=$BATS_TEST_TMPDIR/ws; mkdir -p "$ws/.deps"
+	ws=$BATS_TEST_TMPDIR/ws; mkdir -p "$ws/.deps"; writable_by_box "$ws"
 	run "$KERN" box nest --image host -v "$ws/.deps:/workspace/.deps:ro" -v "$ws:/workspace" -- sh -c '
 touch /workspace/.deps/x 2>&1; touch /workspace/ok && echo wrote'
 	assert_status 0

@@ -38,7 +38,7 @@ marker_procs() { pgrep -f "$1" | grep -v "^$$\$" || true; }
 }
 
 @test "DL-4: killpg(SIGKILL) of kern stops a background writer within 1.5 s [rootless]" {
-	f=$BATS_TEST_TMPDIR/ws; mkdir -p "$f"
+	f=$BATS_TEST_TMPDIR/ws; mkdir -p "$f"; writable_by_box "$f"
 	setsid "$KERN" box dl4 --image host -v "$f:/w" -- sh -c '(while :; do date +%s%N >> /w/tick; done) & sleep 100' &
 	wait_for "$f/tick" . 5
 	pgid=$(ps -o pgid= -p $! | tr -d ' ')
@@ -49,7 +49,7 @@ marker_procs() { pgrep -f "$1" | grep -v "^$$\$" || true; }
 }
 
 @test "DL-5: a workload that clears its parent-death signal still dies with the supervisor [rootless]" {
-	f=$BATS_TEST_TMPDIR/ws; mkdir -p "$f"
+	f=$BATS_TEST_TMPDIR/ws; mkdir -p "$f"; writable_by_box "$f"
 	"$KERN" box dl5 --image host -v "$f:/w" -- python3 -c '
 import ctypes, os, time
 ctypes.CDLL(None).prctl(1, 0)   # PR_SET_PDEATHSIG 0
@@ -269,7 +269,7 @@ kill_at_phase() {
 }
 
 @test "CONC-2: 128 concurrent boxes on one workspace write distinct files [rootless]" {
-	ws=$BATS_TEST_TMPDIR/ws; mkdir -p "$ws"
+	ws=$BATS_TEST_TMPDIR/ws; mkdir -p "$ws"; writable_by_box "$ws"
 	for i in $(seq 1 128); do
 		"$KERN" box w$i --image host -v "$ws:/workspace" -- sh -c "echo $i > /workspace/f$i" &
 	done

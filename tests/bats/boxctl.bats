@@ -211,7 +211,7 @@ teardown() { boxes_cleanup; }
 }
 
 @test "DL-2: stop of a workload that traps SIGTERM waits the grace, then kills; the trap ran [rootless]" {
-	mkdir -p "$BATS_TEST_TMPDIR/m"
+	mkdir -p "$BATS_TEST_TMPDIR/m"; writable_by_box "$BATS_TEST_TMPDIR/m"
 	kern_d trap --image host -v "$BATS_TEST_TMPDIR/m:/m" -- sh -c 'trap "echo TERM >> /m/got" TERM; while :; do sleep 0.1; done'
 	pid1=$(box_field trap pid1)
 	t0=$(now_ms)
@@ -250,7 +250,7 @@ teardown() { boxes_cleanup; }
 	wait "$fg" && st=0 || st=$?
 	[ "$st" -eq 143 ]
 	# ALRM is not one init forwards: it goes straight to the workload.
-	mkdir -p "$BATS_TEST_TMPDIR/m"
+	mkdir -p "$BATS_TEST_TMPDIR/m"; writable_by_box "$BATS_TEST_TMPDIR/m"
 	# (the stop waits for the trap: under load, ALRM once came before it
 	# was set, and its default action ended sh without a word)
 	kern_d s1 --image host -v "$BATS_TEST_TMPDIR/m:/m" -- sh -c 'trap "echo ALRM >> /m/s1; exit 0" ALRM; : >/m/trapped; while :; do sleep 0.1; done'

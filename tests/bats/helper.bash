@@ -12,12 +12,17 @@ export PATH
 # files never see each other's boxes; tests that check the no-XDG fallback
 # unset them explicitly.
 kern_private_dirs() {
+	nouserns_pass_skip
 	export XDG_RUNTIME_DIR=$BATS_FILE_TMPDIR/run XDG_CACHE_HOME=$BATS_FILE_TMPDIR/cache
 	export XDG_CONFIG_HOME=$BATS_FILE_TMPDIR/config XDG_DATA_HOME=$BATS_FILE_TMPDIR/data
 	mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 }
 
 is_root() { [ "$(id -u)" = 0 ]; }
+# writable_by_box PATH...: directories and files a test binds for its
+# workload to write, writable by any uid: in the no-userns pass the
+# workload is uid 65534, not the caller (nouserns_pass.bash).
+writable_by_box() { chmod a+rwX "$@"; }
 # Box root's host uid and gid: the caller's own, except for root, whose
 # boxes map it to the first id of root's /etc/subuid and /etc/subgid rows,
 # else of kern's default range (isolation.md §3, id maps).
@@ -50,6 +55,21 @@ KERN_T=$TREE/build/test/kern	# the test build: phase hooks compiled in
 # build/kern's place and keeps this one as build/kern-dynamic.
 KERN_DYN=$TREE/build/kern-dynamic
 [ -x "$KERN_DYN" ] || KERN_DYN=$TREE/build/kern
+
+# The no-userns pass (tests/helpers/nouserns-pass): every kern, the test
+# and dynamic builds and the applets on PATH run in its chroot through
+# wrappers, and the tests that cannot apply there skip (nouserns_pass.bash).
+if [ -n "${KERN_TEST_CHROOT:-}" ]; then
+	KERN=$KERN_TEST_CHROOT_BIN/kern
+	KERN_T=$KERN_TEST_CHROOT_BIN/kern-test
+	KERN_DYN=$KERN_TEST_CHROOT_BIN/kern-dynamic
+	[ -x "$KERN_DYN" ] || KERN_DYN=$KERN
+	PATH=$KERN_TEST_CHROOT_BIN/bin:$PATH
+	# shellcheck source=tests/bats/nouserns_pass.bash
+	. "$BATS_TEST_DIRNAME/nouserns_pass.bash"
+else
+	nouserns_pass_skip() { :; }
+fi
 
 # A tiny root filesystem from busybox-static, built once per test file.
 mkrootfs() {

@@ -107,6 +107,7 @@ echo \"rc \$? ms \$(( (\$(date +%s%N) - s) / 1000000 ))\"; kill %1"
 @test "signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT to kern's process group reach the workload exactly once [rootless]" {
 	for sig in INT TERM HUP QUIT; do
 		: >"$T/got"
+		writable_by_box "$T" "$T/got"
 		setsid "$KERN" box sig1 -q --image host -v "$T:/w" -- sh -c \
 			"trap 'echo $sig >>/w/got; sleep 0.3; exit 5' $sig; echo up >/w/got; while :; do sleep 0.05; done" &
 		pid=$!
@@ -232,7 +233,7 @@ echo \"rc \$? ms \$(( (\$(date +%s%N) - s) / 1000000 ))\"; kill %1"
 	# Boxes of one name, started together round after round: at most one
 	# runs at a time (the marker directory proves it), the rest are
 	# refused, and no lock file is left.
-	mkdir -p "$T/w"
+	mkdir -p "$T/w"; writable_by_box "$T/w"
 	for round in $(seq 5); do
 		for i in $(seq 12); do
 			"$KERN" box same -q --image host -v "$T/w:/w" -- \
