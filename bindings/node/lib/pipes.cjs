@@ -33,9 +33,34 @@ function mkfifoBin() {
 	return "mkfifo";
 }
 
+// Where the batches are made: tmpfs first. A FIFO is an inode created and
+// unlinked again; on a disk filesystem (an ext4 /tmp) that is journal work,
+// about 1 ms a FIFO on a busy host (a batch of 64 took 76 ms in /tmp and
+// 12 ms in /dev/shm), which is 4 FIFOs of every call. Nothing is kept
+// there: the name goes as soon as both ends are open.
+/** @type {string | null} */
+let batchBase = null;
+
+/** @returns {string} a fresh private (0700) directory */
+function batchDir() {
+	const bases = batchBase ? [batchBase] : ["/dev/shm", os.tmpdir()];
+	let last;
+	for (const base of bases) {
+		try {
+			const dir = fs.mkdtempSync(path.join(base, "kern-node-pipes-"));
+			batchBase = base;
+			return dir;
+		} catch (e) {
+			last = e;
+		}
+	}
+	batchBase = null;
+	throw last;
+}
+
 /** @param {number} n @returns {[string, string[]]} a fresh private directory and the FIFO names to make in it */
 function batchNames(n) {
-	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kern-node-pipes-"));
+	const dir = batchDir();
 	return [dir, Array.from({ length: n }, (_, i) => path.join(dir, String(i)))];
 }
 
