@@ -265,7 +265,9 @@ class Sandbox {
 	/** .deps exists as a directory (bound read-only when depsReadonly). */
 	#hasDeps() {
 		try {
-			return fs.lstatSync(path.join(/** @type {Workspace} */ (this.#ws).path, ".deps")).isDirectory();
+			// (no ENOENT error built and thrown on every call: most workspaces have no .deps)
+			const st = fs.lstatSync(path.join(/** @type {Workspace} */ (this.#ws).path, ".deps"), { throwIfNoEntry: false });
+			return st !== undefined && st.isDirectory();
 		} catch {
 			return false;
 		}
@@ -456,7 +458,8 @@ class Sandbox {
 				ws.createScratch(run, runnerSource(`${WORKSPACE}/${cell}`, `${WORKSPACE}/${res}`));
 				return await this.#call(["python3", "-u", `${WORKSPACE}/${run}`], opts, res);
 			} finally {
-				ws.removeScratch(cell, run, res);
+				ws.removeScratch(cell, run);
+				ws.removeScratchMaybe(res);
 			}
 		}
 		if (code.includes("\0")) throw new SandboxError(`${language} code cannot contain NUL`);

@@ -315,6 +315,9 @@ class Workspace {
 	 * @param {string} name @param {number} maxBytes
 	 */
 	async readScratch(name, maxBytes) {
+		// Absent (the usual case: no rich results) is answered without an
+		// ENOENT error built and thrown; anything there is opened as before.
+		if (!this.hasScratch(name)) return null;
 		try {
 			return await this.readFile(name, maxBytes);
 		} catch {
@@ -322,9 +325,33 @@ class Workspace {
 		}
 	}
 
-	/** @param {...string} names */
+	/** A top-level scratch name exists (as anything). @param {string} name */
+	hasScratch(name) {
+		try {
+			return fs.lstatSync(at(this.fd, name), { throwIfNoEntry: false }) !== undefined;
+		} catch {
+			return true; // let the caller's own open say what it is
+		}
+	}
+
+	/** Remove scratch files the package wrote. @param {...string} names */
 	removeScratch(...names) {
+		this.#remove(names, false);
+	}
+
+	/**
+	 * Remove scratch files that are usually absent (a results file): each
+	 * is looked for first, so a missing one costs no thrown error.
+	 * @param {...string} names
+	 */
+	removeScratchMaybe(...names) {
+		this.#remove(names, true);
+	}
+
+	/** @param {string[]} names @param {boolean} look */
+	#remove(names, look) {
 		for (const name of names) {
+			if (look && !this.hasScratch(name)) continue;
 			try {
 				fs.unlinkSync(at(this.fd, name));
 			} catch (e) {
