@@ -21,12 +21,16 @@ const { SandboxError } = require("./errors.cjs");
 
 const BATCH = 64;
 const LOW = 24;
+// The largest batch: one mkfifo argv, twice as many descriptors held.
+const BATCH_MAX = 512;
 const { O_RDONLY, O_WRONLY, O_RDWR } = fs.constants;
 
 /** @type {{r: number, w: number}[]} */
 const spare = [];
 /** @type {Promise<void> | null} */
 let filling = null;
+/** Pipes asked for by the callers waiting for a batch. */
+let wanted = 0;
 
 function mkfifoBin() {
 	for (const p of ["/usr/bin/mkfifo", "/bin/mkfifo"]) if (fs.existsSync(p)) return p;
@@ -153,7 +157,29 @@ function refill(n, spawner) {
  * @returns {Promise<{r: number, w: number}[]>}
  */
 async function pipes(n, spawner = null) {
-	while (spare.length < n) await refill(Math.max(BATCH, n - spare.length), spawner);
+	if (spare.length < n) {
+		// Callers waiting for a batch (a burst: Promise.all of 100 calls,
+		// the first ones served from the spare pipes at once) get the next
+		// batch sized for all of them, not one 64-pipe mkfifo run after
+		// another with 16 calls started per run.
+		wanted += n;
+		try {
+			while (spare.length < n) await refill(Math.min(BATCH_MAX, Math.max(BATCH, wanted - spare.length)), spawner);
+		} finally {
+			wanted -= n;
+		}
+	}
+	return /** @type {{r: number, w: number}[]} */ (pipesNow(n, spawner));
+}
+
+/**
+ * `n` pipes from the spare ones, now; null when there are fewer (ask
+ * pipes()). Starts the next batch when few are left, as pipes() does.
+ * @param {number} n @param {import("./spawner.cjs").Spawner | null} [spawner]
+ * @returns {{r: number, w: number}[] | null}
+ */
+function pipesNow(n, spawner = null) {
+	if (spare.length < n) return null;
 	const got = spare.splice(spare.length - n, n);
 	if (spare.length < LOW) refill(BATCH, spawner).catch(() => undefined);
 	return got;
@@ -169,4 +195,4 @@ function closeQuietly(fd) {
 	}
 }
 
-module.exports = { pipes, closeQuietly };
+module.exports = { pipes, pipesNow, closeQuietly };

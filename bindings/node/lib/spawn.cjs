@@ -8,8 +8,8 @@
 const net = require("node:net");
 const os = require("node:os");
 const { spawn, execFile } = require("node:child_process");
-const { pipes, closeQuietly } = require("./pipes.cjs");
-const { spawnerFor } = require("./spawner.cjs");
+const { pipes, pipesNow, closeQuietly } = require("./pipes.cjs");
+const { spawnerFor, spawnerNow } = require("./spawner.cjs");
 const { SandboxError } = require("./errors.cjs");
 
 // Descriptor numbers in the kern process.
@@ -266,6 +266,18 @@ class BoxProcess {
 	}
 
 	/**
+	 * Start kern now, without a turn of the event loop, when the spawner
+	 * question is settled and spare pipes are there; else null (start()).
+	 * @param {ConstructorParameters<typeof BoxProcess>[0]} o
+	 */
+	static startNow(o) {
+		const spawner = spawnerNow(o.kern);
+		if (spawner === undefined) return null;
+		const p = pipesNow(BoxProcess.pipeCount(o, spawner !== null), spawner);
+		return p ? new BoxProcess(o, p, spawner) : null;
+	}
+
+	/**
 	 * How many pipes a box takes: stdout, stderr, stdin (with o.stdin),
 	 * and with a spawner the outcome and alive (with o.alive) pipes too.
 	 * @param {{stdin?: boolean, alive?: boolean}} o @param {boolean} spawner
@@ -443,7 +455,8 @@ async function runKern(o) {
 	const t0 = process.hrtime.bigint();
 	const stdout = new Capture(o.maxOutputBytes, o.onStdout);
 	const stderr = new Capture(o.maxOutputBytes, o.onStderr);
-	const box = await BoxProcess.start({
+	/** @type {ConstructorParameters<typeof BoxProcess>[0]} */
+	const bo = {
 		kern: o.kern,
 		argv: o.argv,
 		env: o.env,
@@ -452,7 +465,9 @@ async function runKern(o) {
 		execClient: o.execClient,
 		onStdout: (d) => stdout.add(d),
 		onStderr: (d) => stderr.add(d),
-	});
+	};
+	// Started in this turn when it can be (see Sandbox #openWorkspace).
+	const box = BoxProcess.startNow(bo) ?? (await BoxProcess.start(bo));
 	let deadlineFired = false;
 	let aborted = false;
 	let aliveOpen = false;

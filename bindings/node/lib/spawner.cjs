@@ -269,4 +269,18 @@ async function spawnerFor(kern) {
 	return s;
 }
 
-module.exports = { spawnerFor, SpawnedChild, Spawner };
+/**
+ * What spawnerFor() would answer, known now: the spawner when it has
+ * greeted, null when there is none; undefined while that is not known yet
+ * (ask spawnerFor()).
+ * @param {string} kern @returns {Spawner | null | undefined}
+ */
+function spawnerNow(kern) {
+	if (DISABLED || !kern.startsWith("/")) return null;
+	const s = spawners.get(kern);
+	if (s === null) return null;
+	if (s && s.greeted && !s.dead) return s;
+	return undefined;
+}
+
+module.exports = { spawnerFor, spawnerNow, SpawnedChild, Spawner };
