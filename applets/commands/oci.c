@@ -102,6 +102,21 @@ static void log_line(const char *msg)
 	close(fd);
 }
 
+/* In the supervisor (diag_tee): kern box's own error lines, the real
+ * reason a create failed, go to the log too; containerd's shim reports
+ * the log's last error line, so a generic line after it would hide it. */
+static void tee_errors(const char *line)
+{
+	if (!strncmp(line, "error: ", 7) || !strncmp(line, "kern: sandbox setup failed: ", 28))
+		log_line(line);
+}
+
+static off_t log_size(void)
+{
+	struct stat st;
+	return oci_g.log && stat(oci_g.log, &st) == 0 ? st.st_size : -1;
+}
+
 void oci_fail(int code, const char *fmt, ...)
 {
 	char msg[4096];
@@ -345,6 +360,7 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 		}
 		close(lock);
 		process_attributes(&c);
+		diag_tee = tee_errors;
 		int rc = box_run((int)argv.n, argv.v, -1, -1, console);
 		oci_state_remove(dir);
 		return rc;
@@ -360,6 +376,7 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 		oci_state_remove(dir);
 		oci_fail(EXIT_SETUP, "%s: pipe: %s", verb, strerror(errno));
 	}
+	off_t logged = log_size();
 	pid_t sup = fork();
 	if (sup < 0) {
 		oci_state_remove(dir);
@@ -373,6 +390,7 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 		close(ready[0]);
 		setsid();
 		process_attributes(&c);
+		diag_tee = tee_errors;
 		_exit(box_run((int)argv.n, argv.v, gate_fd, ready[1], console));
 	}
 	close(ready[1]);
@@ -392,7 +410,11 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 		if (WIFEXITED(st) && WEXITSTATUS(st))
 			code = WEXITSTATUS(st);
 		oci_state_remove(dir);
-		log_line("create failed: kern box could not set the container up (see its stderr)");
+		if (log_size() == logged) {
+			snprintf(msg, sizeof msg, "%s: kern box ended with status %d before the container was ready",
+				 verb, code);
+			log_line(msg);
+		}
 		return code;
 	}
 	s.pid = sup;

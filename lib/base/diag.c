@@ -10,6 +10,7 @@
 
 int diag_quiet;
 int diag_status_fd = -1;
+void (*diag_tee)(const char *line);
 
 void diag_init(void)
 {
@@ -51,6 +52,10 @@ void diag_vline(int quiet_class, const char *prefix, const char *fmt, va_list ap
 	for (size_t i = 0; i < n; i++)
 		if (line[i] == '\n' || line[i] == '\r')
 			line[i] = ' ';
+	if (!quiet_class && diag_tee) {
+		line[n] = 0;
+		diag_tee(line);
+	}
 	line[n++] = '\n';
 	(void)write_all(2, line, n);
 	errno = saved;

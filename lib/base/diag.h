@@ -22,6 +22,10 @@ extern int diag_quiet;
 extern int diag_status_fd;
 
 void diag_init(void);
+/* Called with every line of class 0 (fatal, setup failure, hint, the
+ * outcome lines) as written to stderr, without its newline; NULL for
+ * none. kern-oci copies the errors to the engine's --log with it. */
+extern void (*diag_tee)(const char *line);
 
 void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -367,6 +367,22 @@ PY
 	nothing_left esc1
 }
 
+@test "--log-format json: a create that fails in kern box's setup logs kern box's own error as the last line" {
+	# containerd's shim and podman report the log's last error line.
+	cfg '.mounts += [{destination: "/x", type: "bind", source: "/nonexistent-kern-oci-src", options: ["bind"]}]'
+	L=$BATS_TEST_TMPDIR/log.json
+	"$KERN" oci --root "$R" --log "$L" --log-format json create -b "$B" lg1 </dev/null >"$O" 2>&1 3>&- && rc=0 || rc=$?
+	[ "$rc" = 125 ] || { cat "$O"; false; }
+	tail -n 1 "$L" | jq -e '.level == "error" and (.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T")) and
+		(.msg | test("^kern: sandbox setup failed: --mount source /nonexistent-kern-oci-src: No such file or directory$"))'
+	# Every line is one JSON object.
+	jq -e . "$L" >/dev/null
+	# The text format carries the same line.
+	"$KERN" oci --root "$R" --log "$L.txt" create -b "$B" lg1 </dev/null >"$O" 2>&1 3>&- || true
+	grep -q 'level=error msg="kern: sandbox setup failed: --mount source /nonexistent-kern-oci-src' "$L.txt"
+	nothing_left lg1
+}
+
 @test "features is JSON, also as kern-oci; --systemd-cgroup, pause and a duplicate id are refused in one line" {
 	run "$TREE/build/bin/kern-oci" features
 	assert_status 0
