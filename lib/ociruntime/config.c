@@ -483,7 +483,10 @@ static int check_seccomp(struct p *p, int o)
 	static const char *const arches[] = {"SCMP_ARCH_X86", "SCMP_ARCH_X86_64", "SCMP_ARCH_X32",
 					     "SCMP_ARCH_ARM", "SCMP_ARCH_AARCH64", "SCMP_ARCH_PPC64LE",
 					     "SCMP_ARCH_S390X", "SCMP_ARCH_RISCV64", NULL};
-	const char *list[OCI_MAX_PATHS];
+	/* An engine's default profile lists hundreds of names in one entry
+	 * (podman's has over 300): read them all, so that the refusal below
+	 * is the one a real profile meets. */
+	static const char *list[OCI_MAX_SYSCALLS];
 	char path[96];
 	int n = 0, f;
 	if (keys_only(p, o, "linux.seccomp", known) < 0)
@@ -496,7 +499,7 @@ static int check_seccomp(struct p *p, int o)
 	if (!one_of(actions, a))
 		return fail(p, "linux.seccomp.defaultAction: unknown action '%s'", a);
 	if ((f = field(p, o, "architectures")) >= 0) {
-		if (strings(p, f, "linux.seccomp.architectures", list, OCI_MAX_PATHS, &n) < 0)
+		if (strings(p, f, "linux.seccomp.architectures", list, 16, &n) < 0)
 			return -1;
 		for (int k = 0; k < n; k++)
 			if (!one_of(arches, list[k]))
@@ -511,7 +514,7 @@ static int check_seccomp(struct p *p, int o)
 		if (keys_only(p, s, path, sc_known) < 0)
 			return -1;
 		snprintf(path, sizeof path, "linux.seccomp.syscalls[%d].names", k);
-		if ((f = field(p, s, "names")) < 0 || strings(p, f, path, list, OCI_MAX_PATHS, &n) < 0)
+		if ((f = field(p, s, "names")) < 0 || strings(p, f, path, list, OCI_MAX_SYSCALLS, &n) < 0)
 			return f < 0 ? fail(p, "%s is missing", path) : -1;
 		for (int m = 0; m < n; m++) {
 			size_t len = strlen(list[m]);

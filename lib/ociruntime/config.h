@@ -21,6 +21,7 @@
 #define OCI_MAX_CAPS 64
 #define OCI_MAX_RLIMITS 16
 #define OCI_MAX_NS 8
+#define OCI_MAX_SYSCALLS 1024	/* names in one linux.seccomp.syscalls entry */
 
 struct oci_mount {
 	const char *dst, *type, *src;	/* type and src may be NULL */

@@ -232,9 +232,27 @@ static int listed(const char *const *names, const char *proc_rel)
 	return 0;
 }
 
+/* A /proc entry this kernel does not have: the box's procfs is a new
+ * instance of the same kernel's, so it lacks the entry too, and a mask
+ * of it is what runc makes of it, nothing (/proc/timer_stats, gone since
+ * Linux 4.11; /proc/asound without sound). Entries of a process
+ * (numbers, self, thread-self) differ between the two and are never
+ * taken as absent. The host's /proc is checked with lstat: an entry
+ * someone masked on the host exists and is refused as before. */
+static int proc_absent(const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	if (!*rel || (*rel >= '0' && *rel <= '9') || !strncmp(rel, "self", 4) || !strncmp(rel, "thread-self", 11))
+		return 0;
+	snprintf(path, sizeof path, "/proc/%s", rel);
+	return lstat(path, &st) < 0 && errno == ENOENT;
+}
+
 /* maskedPaths and readonlyPaths are accepted where kern's own masks
- * (rootfs.h) already do as much, and below /sys, which a box does not
- * have but for /sys/fs/cgroup. */
+ * (rootfs.h) already do as much, where this kernel has no such entry
+ * (proc_absent), and below /sys, which a box does not have but for
+ * /sys/fs/cgroup. */
 static int map_paths(struct m *m, const struct oci_config *c)
 {
 	for (int i = 0; i < c->nmasked + c->nreadonly; i++) {
@@ -248,10 +266,10 @@ static int map_paths(struct m *m, const struct oci_config *c)
 			continue;
 		const char *rel = !strncmp(p, "/proc/", 6) ? p + 6 : NULL;
 		int ok = rel && (listed(rootfs_proc_null, rel) || listed(rootfs_proc_empty, rel) ||
-				 (!masked && listed(rootfs_proc_ro, rel)));
+				 (!masked && listed(rootfs_proc_ro, rel)) || proc_absent(rel));
 		if (!ok)
 			return fail(m, "%s[%d] '%s' is not supported: kern masks /proc/{%s} and makes /proc/{%s} "
-				    "read-only, and no other path", field, idx, p,
+				    "read-only, and no other path this kernel has", field, idx, p,
 				    "kcore,kallsyms,kmsg,keys,latency_stats,timer_list,sched_debug,scsi,acpi",
 				    "sys,sysrq-trigger,irq,bus,fs,asound");
 	}

@@ -322,6 +322,31 @@ PY
 	nothing_left l1
 }
 
+@test "masked and read-only /proc paths this kernel does not have are accepted and absent in the box; a process's entries are not" {
+	# runc spec and podman list /proc/timer_stats (gone since Linux 4.11).
+	[ ! -e /proc/timer_stats ] || skip "this kernel has /proc/timer_stats"
+	cfg '.linux.maskedPaths += ["/proc/timer_stats"] | .linux.readonlyPaths += ["/proc/timer_stats/x"]' \
+		'["sh", "-c", "test -e /proc/timer_stats && echo present || echo absent"]'
+	run oci run -b "$B" ab1
+	assert_status 0
+	[ "$output" = absent ]
+	nothing_left ab1
+	cfg '.linux.maskedPaths += ["/proc/self/no-such-entry"]'
+	run oci create -b "$B" ab2
+	refused ab2 "linux.maskedPaths\[3\] '/proc/self/no-such-entry' is not supported"
+	cfg '.linux.maskedPaths += ["/proc/1/no-such-entry"]'
+	run oci create -b "$B" ab2
+	refused ab2 "linux.maskedPaths\[3\] '/proc/1/no-such-entry' is not supported"
+}
+
+@test "an engine's seccomp profile (hundreds of names in one entry) meets the one-line refusal naming linux.seccomp" {
+	names=$(seq 1 400 | sed 's/^/sc_/' | jq -R . | jq -s .)
+	cfg ".linux.seccomp = {defaultAction: \"SCMP_ACT_ERRNO\", defaultErrnoRet: 38,
+		architectures: [\"SCMP_ARCH_X86_64\"], syscalls: [{names: $names, action: \"SCMP_ACT_ALLOW\"}]}"
+	run oci create -b "$B" sc1
+	refused sc1 "^error: oci: create: config.json: linux.seccomp is not supported yet: kern applies its own prebuilt allowlist when linux.seccomp is absent"
+}
+
 @test "bad bundles: one line naming the field, exit 1, nothing made" {
 	cfg '.linux.intelRdt = {closID: "x"}'
 	run oci create -b "$B" bad1
