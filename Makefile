@@ -41,7 +41,7 @@ UNIT_OBJS   := $(patsubst %.c,$(B)/obj/%.o,$(UNIT_SRCS))
 # mk/*.mk fragment appends its own.
 GEN_HEADERS :=
 
-.PHONY: all check unit lint install uninstall static bench fuzz clean links
+.PHONY: all check check-oci unit lint install uninstall static bench fuzz clean links
 
 all: $(B)/kern links $(B)/test/kern
 
@@ -84,6 +84,13 @@ unit: $(B)/unit
 
 check: all $(B)/unit
 	tests/run
+
+# kern-oci under real engines (podman today): test-only packages (podman,
+# runc, docker-registry, skopeo), private engine storage, loopback images.
+# Slower than make check and not part of it; a missing package skips with
+# the reason.
+check-oci: all
+	bats --tap tests/oci
 
 lint:
 	tests/lint
