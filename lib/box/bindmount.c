@@ -1,9 +1,11 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/mount.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/path.h"
 #include "base/testhook.h"
 #include "box/bindmount.h"
 #include "box/mountutil.h"
@@ -108,4 +110,19 @@ int bind_fd(int srcfd, int dstfd, const char *dstpath, const struct bind_opts *o
 	close(tree);
 	errno = e;
 	return r;
+}
+
+int bind_noexec(int rootfd, const char *rel, const char **what)
+{
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOEXEC};
+	*what = "open (beneath the box root, no symlinks)";
+	int fd = open_beneath(rootfd, rel, O_PATH | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	*what = "mount_setattr(MOUNT_ATTR_NOEXEC, AT_RECURSIVE)";
+	long rc = syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return rc < 0 ? -1 : 0;
 }

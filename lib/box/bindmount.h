@@ -38,4 +38,11 @@ int bind_attach(int treefd, int dstfd, const char **what);
 int bind_fd(int srcfd, int dstfd, const char *dstpath, const struct bind_opts *o,
 	    const char **what);
 
+/* noexec on every mount of the tree attached at rel beneath rootfd (the
+ * open, without following a symlink, lands on the attached tree's root):
+ * set after bind_attach()/idm_attach(), before anything runs in the box,
+ * and only ever added (mount_setattr AT_RECURSIVE). Returns 0 or -1 with
+ * errno and *what. */
+int bind_noexec(int rootfd, const char *rel, const char **what);
+
 #endif

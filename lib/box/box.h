@@ -18,6 +18,7 @@ struct bind_spec {
 	char *src;		/* absolute host path */
 	char *dst;		/* absolute, clean box path */
 	int ro;
+	int noexec;		/* --mount noexec: no exec on any mount of the tree */
 	int must_exist;		/* --mount: a missing source is refused */
 };
 

@@ -97,8 +97,10 @@ int parse_mount(const char *spec, struct bind_spec *b, const char **why)
 			b->ro = 1;
 		} else if (strcmp(k, "rw") == 0 && !v) {
 			b->ro = 0;
+		} else if (strcmp(k, "noexec") == 0 && !v) {
+			b->noexec = 1;
 		} else {
-			*why = "unknown or repeated key (keys: type, src, dst, ro, rw)";
+			*why = "unknown or repeated key (keys: type, src, dst, ro, rw, noexec)";
 			goto bad;
 		}
 		p = *p == ',' ? p + 1 : NULL;
@@ -219,6 +221,12 @@ int format_mount(const struct bind_spec *b, char *out, size_t len)
 		if (o + 4 >= len)
 			return -1;
 		strcpy(out + o, ",ro");
+		o += 3;
+	}
+	if (b->noexec) {
+		if (o + 8 >= len)
+			return -1;
+		strcpy(out + o, ",noexec");
 	}
 	return 0;
 }

@@ -385,6 +385,8 @@ static void apply_binds(int rootfd, const char *root, const struct fs_config *c)
 		snprintf(dst, sizeof dst, "%s%s", root, b->dst);
 		if (idm_attach(sfd, tree, tfd, dst, &o, &what) < 0)
 			die_setup_errno("%s %s on %s", what, b->src, b->dst);
+		if (b->noexec && bind_noexec(rootfd, b->dst + 1, &what) < 0)
+			die_setup_errno("noexec bind %s: %s", b->dst, what);
 		close(sfd);
 		close(tfd);
 	}

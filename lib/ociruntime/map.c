@@ -175,11 +175,11 @@ static int kern_provides(const struct oci_mount *mt)
 
 static int map_mount(struct m *m, const struct oci_mount *mt, int k)
 {
-	static const char *const bind_opts[] = {"bind", "rbind", "ro", "rw", "nosuid", "nodev", "private",
-						"rprivate", NULL};
+	static const char *const bind_opts[] = {"bind", "rbind", "ro", "rw", "nosuid", "nodev", "noexec",
+						"private", "rprivate", NULL};
 	static const char *const tmpfs_opts[] = {"rw", "nosuid", "nodev", "size=", "mode=1777", NULL};
 	char buf[PATH_MAX * 2 + 64];
-	int bind = 0, ro = 0;
+	int bind = 0, ro = 0, noexec = 0;
 	uint64_t size = 0;
 
 	if (!path_is_clean_abs(mt->dst))
@@ -197,12 +197,14 @@ static int map_mount(struct m *m, const struct oci_mount *mt, int k)
 				return fail(m, "mounts[%d].options: '%s' is not supported on a bind mount", k,
 					    mt->opts[i]);
 			ro |= !strcmp(mt->opts[i], "ro");
+			noexec |= !strcmp(mt->opts[i], "noexec");
 		}
 		if (!mt->src || mt->src[0] != '/')
 			return fail(m, "mounts[%d].source must be an absolute host path", k);
 		if (strpbrk(mt->src, ",\n") || strpbrk(mt->dst, ",\n"))
 			return fail(m, "mounts[%d]: a path holding ',' or a newline is not supported", k);
-		snprintf(buf, sizeof buf, "type=bind,src=%s,dst=%s%s", mt->src, mt->dst, ro ? ",ro" : "");
+		snprintf(buf, sizeof buf, "type=bind,src=%s,dst=%s%s%s", mt->src, mt->dst, ro ? ",ro" : "",
+			 noexec ? ",noexec" : "");
 		put2(m, "--mount", buf);
 		return 0;
 	}

@@ -384,6 +384,25 @@ print(matplotlib.matplotlib_fname(), b.getvalue()[:4] == b"\x89PNG")'
 	assert_status 1
 }
 
+@test "--mount noexec: nothing on the bind (or a mount below it) executes; without it, the same file runs [rootless]" {
+	d=$BATS_TEST_TMPDIR/nx; mkdir -p "$d"
+	printf '#!/bin/sh\necho ran\n' >"$d/x"; chmod 755 "$d/x"
+	writable_by_box "$d"
+	run "$KERN" box nx1 -q --image host --mount "type=bind,src=$d,dst=/nx,noexec" -- sh -c '/nx/x; echo "rc=$?"'
+	assert_status 0
+	assert_line_re "^rc=126$"
+	! grep -qx ran <<<"$output"
+	run "$KERN" box nx2 -q --image host --mount "type=bind,src=$d,dst=/nx,ro,noexec" -- \
+		sh -c 'grep " /nx " /proc/self/mounts'
+	assert_status 0
+	[[ $output == *" ro,"*noexec* ]]
+	run "$KERN" box nx3 -q --image host --mount "type=bind,src=$d,dst=/nx" -- /nx/x
+	assert_status 0
+	[ "$output" = ran ]
+	run "$KERN" box nx4 -q --image host --mount "type=bind,src=$d,dst=/nx,noexec=1" -- true
+	assert_status 1
+}
+
 @test "a missing -v source is created 0700 and caller-owned; a missing --mount source is refused [rootless]" {
 	src=$BATS_TEST_TMPDIR/new/deeper
 	run "$KERN" box src1 --image host -v "$src:/data" -- sh -c 'echo hi > /data/f'

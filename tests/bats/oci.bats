@@ -322,6 +322,19 @@ PY
 	nothing_left l1
 }
 
+@test "a bind with noexec (podman's /dev/shm) is a noexec mount in the box" {
+	mkdir -p "$BATS_TEST_TMPDIR/shm"
+	cp "$ROOTFS/bin/busybox" "$BATS_TEST_TMPDIR/shm/bb"
+	cfg ".mounts += [{destination: \"/dev/shm\", type: \"bind\", source: \"$BATS_TEST_TMPDIR/shm\",
+		options: [\"bind\", \"rprivate\", \"nosuid\", \"noexec\", \"nodev\"]}]" \
+		'["sh", "-c", "grep \" /dev/shm \" /proc/self/mounts; /dev/shm/bb true; echo rc=$?"]'
+	run oci run -b "$B" nx1
+	assert_status 0
+	assert_line_re "/dev/shm .*nosuid,nodev,noexec"
+	assert_line_re "^rc=126$"
+	nothing_left nx1
+}
+
 @test "masked and read-only /proc paths this kernel does not have are accepted and absent in the box; a process's entries are not" {
 	# runc spec and podman list /proc/timer_stats (gone since Linux 4.11).
 	[ ! -e /proc/timer_stats ] || skip "this kernel has /proc/timer_stats"
