@@ -313,6 +313,16 @@ static void make_dirs(const char *path)
 
 /* create (gated: PID 1 waits for start), run -d (not gated), run (in
  * this process, to the end). Returns the exit status. */
+static int start(struct verb_args *v);
+
+static int own_net(const struct oci_config *c)
+{
+	for (int i = 0; i < c->nns; i++)
+		if (!strcmp(c->ns[i], "network"))
+			return 1;
+	return 0;
+}
+
 static int create(const char *verb, struct verb_args *v, int gated, int foreground)
 {
 	static struct oci_config c;
@@ -328,6 +338,14 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 		oci_fail(EXIT_CLI, "%s: --console-socket needs process.terminal: true", verb);
 	if (c.terminal && !v->console && !foreground)
 		oci_fail(EXIT_CLI, "%s: process.terminal needs --console-socket", verb);
+	/* linux.sysctl is written while PID 1 waits at the gate: run -d
+	 * becomes create then start; run in the foreground has no gate. */
+	int then_start = 0;
+	if (c.nsysctl && foreground)
+		oci_fail(EXIT_CLI, "%s: linux.sysctl needs create and start, or run -d (a run in the foreground "
+			 "starts the process before kern-oci could write it)", verb);
+	if (c.nsysctl && !gated)
+		gated = then_start = 1;
 	int console = v->console ? console_connect(verb, v->console) : -1;
 
 	/* The id is claimed by its directory; nothing else exists yet. */
@@ -420,6 +438,16 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 	s.pid = sup;
 	s.pid_start = proc_start_time(sup);
 	const char *what = OCI_STATE_FILE;
+	int rc = c.nsysctl ? oci_write_sysctls(v->id, sup, &c, own_net(&c)) : 0;
+	if (rc) {
+		/* Said why already; the box goes, as below. */
+		kill(sup, SIGTERM);
+		kill(sup, SIGTERM);
+		while (waitpid(sup, NULL, 0) < 0 && errno == EINTR)
+			;
+		oci_state_remove(dir);
+		return rc;
+	}
 	if (oci_state_write(dir, &s) < 0 || (what = "--pid-file", v->pid_file && oci_pid_file(v->pid_file, sup) < 0)) {
 		/* No container the engine cannot find: the box goes (its
 		 * supervisor tears it down on SIGTERM, PID 1 dies with it). */
@@ -432,7 +460,7 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 		oci_fail(EXIT_SETUP, "%s: %s %s: %s", verb, what, what[0] == '-' ? v->pid_file : dir, strerror(e));
 	}
 	close(lock);
-	return 0;
+	return then_start ? start(v) : 0;
 }
 
 /* ---- start ---- */

@@ -36,6 +36,12 @@ void oci_signal_all(pid_t pid1, int sig);
 /* The processes of that namespace, pid1 first, up to max; their number. */
 int oci_box_pids(pid_t pid1, pid_t *out, int max);
 
+struct oci_config;
+/* oci_sysctl.c: write c's linux.sysctl into the namespaces of the box id
+ * (supervisor sup) while its PID 1 waits at the start gate. 0, or the
+ * exit status with the error line written (stderr and --log). */
+int oci_write_sysctls(const char *id, pid_t sup, const struct oci_config *c, int own_net);
+
 /* oci_exec.c: the verbs; argv is what follows the verb. */
 int oci_exec(int argc, char **argv);
 int oci_ps(int argc, char **argv);

@@ -549,6 +549,29 @@ static int check_seccomp(struct p *p, int o)
 		    "when linux.seccomp is absent (a config's profile compiles at create in a later release)");
 }
 
+/* linux.sysctl: an object of strings; which keys a box can have is
+ * sysctl.c's (map time). */
+static int parse_sysctl(struct p *p, int o)
+{
+	struct oci_config *c = p->c;
+	if (!json_is_object(p->j, o))
+		return fail(p, "linux.sysctl must be an object of strings");
+	if (p->j->tok[o].size > OCI_MAX_SYSCTL)
+		return fail(p, "linux.sysctl has more than %d keys", OCI_MAX_SYSCTL);
+	int k = o + 1;
+	for (int n = 0; n < p->j->tok[o].size; n++, k = json_skip(p->j, k + 1)) {
+		const char *key = str(p, k, "linux.sysctl key");
+		if (!key)
+			return -1;
+		char path[300];
+		snprintf(path, sizeof path, "linux.sysctl.%.200s", key);
+		if (!(c->sysctl_val[c->nsysctl] = str(p, k + 1, path)))
+			return -1;
+		c->sysctl_key[c->nsysctl++] = key;
+	}
+	return 0;
+}
+
 static int parse_linux(struct p *p, int o)
 {
 	static const char *const known[] = {"namespaces", "uidMappings", "gidMappings", "resources",
@@ -566,8 +589,9 @@ static int parse_linux(struct p *p, int o)
 	if ((f = field(p, o, "gidMappings")) >= 0 &&
 	    parse_idmaps(p, f, "linux.gidMappings", c->gidmap, &c->ngidmap) < 0)
 		return -1;
-	if (empty_or_absent(p, o, "sysctl", "linux.sysctl", NULL) < 0 ||
-	    empty_or_absent(p, o, "devices", "linux.devices", "kern's /dev holds only its own nodes") < 0 ||
+	if ((f = field(p, o, "sysctl")) >= 0 && parse_sysctl(p, f) < 0)
+		return -1;
+	if (empty_or_absent(p, o, "devices", "linux.devices", "kern's /dev holds only its own nodes") < 0 ||
 	    empty_or_absent(p, o, "mountLabel", "linux.mountLabel", "kern does not label with SELinux") < 0)
 		return -1;
 	if ((f = field(p, o, "resources")) >= 0 && parse_resources(p, f) < 0)

@@ -21,6 +21,7 @@
 #define OCI_MAX_CAPS 64
 #define OCI_MAX_RLIMITS 16
 #define OCI_MAX_NS 8
+#define OCI_MAX_SYSCTL 64
 #define OCI_MAX_SYSCALLS 1024	/* names in one linux.seccomp.syscalls entry */
 
 struct oci_mount {
@@ -74,6 +75,8 @@ struct oci_config {
 	int nuidmap, ngidmap;
 	const char *masked[OCI_MAX_PATHS], *readonly[OCI_MAX_PATHS];
 	int nmasked, nreadonly;
+	const char *sysctl_key[OCI_MAX_SYSCTL], *sysctl_val[OCI_MAX_SYSCTL];	/* linux.sysctl */
+	int nsysctl;
 	int mem_set, swap_set, pids_set, cpu_set;
 	uint64_t mem, swap, pids;	/* swap: memory+swap, as memory.swap */
 	uint64_t cpu_quota, cpu_period;

@@ -19,6 +19,7 @@
 #include "box/rootfs.h"
 #include "lockdown/lockdown.h"
 #include "ociruntime/map.h"
+#include "ociruntime/sysctl.h"
 
 struct m {
 	struct strv *argv;
@@ -407,6 +408,14 @@ int oci_map(const struct oci_config *c, const char *bundle, const char *id, stru
 			return -1;
 	if (map_paths(&m, c) < 0 || map_resources(&m, c) < 0)
 		return -1;
+	/* Written by kern-oci into the box's namespaces before start. */
+	for (int i = 0; i < c->nsysctl; i++) {
+		char path[256];
+		if (oci_sysctl_ns(c->sysctl_key[i], has_ns(c, "network"), path, sizeof path, why, wl) < 0)
+			return -1;
+		if (strchr(c->sysctl_val[i], '\n'))
+			return fail(&m, "linux.sysctl.%s: the value holds a newline", c->sysctl_key[i]);
+	}
 	/* kern ps shows the bundle (box labels). */
 	snprintf(buf, sizeof buf, "oci.bundle=%s", bundle);
 	put2(&m, "--label", buf);

@@ -322,6 +322,44 @@ PY
 	nothing_left l1
 }
 
+@test "linux.sysctl: namespaced keys written in the box before its process starts (create+start, run -d); the host's stay; others refused" {
+	host_pgr=$(cat /proc/sys/net/ipv4/ping_group_range) host_shm=$(cat /proc/sys/kernel/shmmax)
+	cfg '.linux.sysctl = {"net.ipv4.ping_group_range": "0 0", "kernel.shmmax": "123456789"}' \
+		'["sh", "-c", "cat /proc/sys/net/ipv4/ping_group_range /proc/sys/kernel/shmmax; echo x > /proc/sys/kernel/shmmax || echo ro; sleep 30", "oci-sy1-marker"]'
+	oci create -b "$B" sy1 </dev/null >"$O" 2>&1 3>&-
+	oci start sy1
+	wait_for "$O" "^ro$" 5
+	grep -qP '^0\t0$' "$O" || { cat "$O"; false; }
+	grep -qx 123456789 "$O"
+	[ "$(cat /proc/sys/net/ipv4/ping_group_range)" = "$host_pgr" ]
+	[ "$(cat /proc/sys/kernel/shmmax)" = "$host_shm" ]
+	oci delete -f sy1
+	nothing_left sy1
+	# run -d is create then start: the value is there from the first line.
+	oci run -d -b "$B" sy2 </dev/null >"$O" 2>&1 3>&-
+	wait_for "$O" "^ro$" 5
+	grep -qx 123456789 "$O"
+	oci delete -f sy2
+	nothing_left sy2
+	# A run in the foreground has no gate to write it at.
+	run oci run -b "$B" sy3
+	refused sy3 "run: linux.sysctl needs create and start, or run -d"
+	cfg '.linux.sysctl = {"kernel.hostname": "x"}'
+	run oci create -b "$B" sy3
+	refused sy3 "linux.sysctl.kernel.hostname is not supported: only keys of the box's own namespaces"
+	cfg '.linux.sysctl = {"net.ipv4.ip_forward": "1"} | .linux.namespaces -= [{type: "network"}]'
+	run oci create -b "$B" sy3
+	refused sy3 "linux.sysctl.net.ipv4.ip_forward needs a 'network' entry in linux.namespaces"
+	cfg '.linux.sysctl = {"net/../../kernel/x": "1"}'
+	run oci create -b "$B" sy3
+	refused sy3 "linux.sysctl: 'net/../../kernel/x' is not a sysctl name"
+	cfg '.linux.sysctl = {"net.ipv4.no_such_key": "1"}'
+	oci create -b "$B" sy4 </dev/null >"$O" 2>&1 3>&- && rc=0 || rc=$?
+	[ "$rc" = 125 ] || { cat "$O"; false; }
+	grep -q "linux.sysctl.net.ipv4.no_such_key: open /proc/sys/net/ipv4/no_such_key: No such file or directory" "$O"
+	nothing_left sy4
+}
+
 @test "a bind with noexec (podman's /dev/shm) is a noexec mount in the box" {
 	mkdir -p "$BATS_TEST_TMPDIR/shm"
 	cp "$ROOTFS/bin/busybox" "$BATS_TEST_TMPDIR/shm/bb"

@@ -1,11 +1,13 @@
 /* lib/ociruntime: config.json read strictly, then mapped into kern box's
  * flags. */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ociruntime/config.h"
 #include "ociruntime/map.h"
+#include "ociruntime/sysctl.h"
 #include "unit.h"
 
 static struct oci_config cfg;
@@ -99,6 +101,25 @@ TEST(oci_config_names_every_field_it_refuses)
 			   "\"major\": 8, \"minor\": 0, \"access\": \"rwm\"}]}}",
 			   "linux.resources.devices[0] allows a device kern's /dev does not have (it holds null, "
 			   "zero, full, random, urandom, tty, console, ptmx and pts only)"));
+}
+
+TEST(oci_sysctl_keys_of_the_box_namespaces_only)
+{
+	char path[256], why[512];
+	CHECK(oci_sysctl_ns("net.ipv4.ping_group_range", 1, path, sizeof path, why, sizeof why) == CLONE_NEWNET);
+	CHECK_STR(path, "/proc/sys/net/ipv4/ping_group_range");
+	CHECK(oci_sysctl_ns("kernel.shmmax", 0, path, sizeof path, why, sizeof why) == CLONE_NEWIPC);
+	CHECK(oci_sysctl_ns("fs.mqueue.msg_max", 0, path, sizeof path, why, sizeof why) == CLONE_NEWIPC);
+	CHECK_STR(path, "/proc/sys/fs/mqueue/msg_max");
+	CHECK(oci_sysctl_ns("net.ipv4.ip_forward", 0, path, sizeof path, why, sizeof why) < 0);
+	CHECK(strstr(why, "needs a 'network' entry") != NULL);
+	CHECK(oci_sysctl_ns("kernel.shmmaxx", 0, path, sizeof path, why, sizeof why) < 0);
+	CHECK(oci_sysctl_ns("kernel.hostname", 1, path, sizeof path, why, sizeof why) < 0);
+	CHECK(oci_sysctl_ns("vm.overcommit_memory", 1, path, sizeof path, why, sizeof why) < 0);
+	CHECK(strstr(why, "linux.sysctl.vm.overcommit_memory is not supported") != NULL);
+	const char *bad[] = {"", ".", "net.", ".net.x", "net..x", "net/../kernel", "net.ipv4.X", "net.a b", NULL};
+	for (int i = 0; bad[i]; i++)
+		CHECK(oci_sysctl_ns(bad[i], 1, path, sizeof path, why, sizeof why) < 0);
 }
 
 TEST(oci_config_refuses_hostile_bytes)
