@@ -199,8 +199,24 @@ static int parse_user(struct p *p, int u)
 		p->c->umask = (uint32_t)v;
 		p->c->umask_set = 1;
 	}
-	/* kern's -u takes one uid:gid; groups beyond it come with slice 3. */
-	return empty_or_absent(p, u, "additionalGids", "process.user.additionalGids", NULL);
+	/* kern's -u takes one uid:gid. An additional gid that is the primary
+	 * one (containerd writes [0] for root) grants nothing more: the
+	 * kernel's group checks try the fsgid before the supplementary list.
+	 * Any other group is refused. */
+	if ((f = field(p, u, "additionalGids")) >= 0) {
+		if (!json_is_array(p->j, f) || p->j->tok[f].size > 64)
+			return fail(p, "process.user.additionalGids must be an array of at most 64 gids");
+		for (int k = 0; k < p->j->tok[f].size; k++) {
+			char path[64];
+			snprintf(path, sizeof path, "process.user.additionalGids[%d]", k);
+			if (u64(p, json_elem(p->j, f, k), path, UINT32_MAX - 1, &v) < 0)
+				return -1;
+			if (v != p->c->gid)
+				return fail(p, "%s %llu is not supported: kern gives the process its primary group "
+					    "(%u) only", path, (unsigned long long)v, (unsigned)p->c->gid);
+		}
+	}
+	return 0;
 }
 
 static int parse_caps(struct p *p, int o)

@@ -322,6 +322,18 @@ PY
 	nothing_left l1
 }
 
+@test "process.user.additionalGids: the primary gid alone (containerd's [0] for root) runs; another gid is refused naming it" {
+	cfg '.process.user = {uid: 0, gid: 0, additionalGids: [0]}' '["sh", "-c", "id -g; echo ran"]'
+	run oci run -b "$B" ag1
+	assert_status 0
+	assert_line_re "^ran$"
+	assert_line_re "^0$"
+	nothing_left ag1
+	cfg '.process.user = {uid: 0, gid: 0, additionalGids: [0, 10]}'
+	run oci create -b "$B" ag2
+	refused ag2 "process.user.additionalGids\[1\] 10 is not supported: kern gives the process its primary group \(0\) only"
+}
+
 @test "linux.sysctl: namespaced keys written in the box before its process starts (create+start, run -d); the host's stay; others refused" {
 	host_pgr=$(cat /proc/sys/net/ipv4/ping_group_range) host_shm=$(cat /proc/sys/kernel/shmmax)
 	cfg '.linux.sysctl = {"net.ipv4.ping_group_range": "0 0", "kernel.shmmax": "123456789"}' \

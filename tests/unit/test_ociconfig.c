@@ -92,6 +92,10 @@ TEST(oci_config_names_every_field_it_refuses)
 	CHECK(refused_with("\"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 1}]}",
 			   "linux.uidMappings[0].size is missing"));
 	CHECK(refused_with("\"hooks\": {\"prestart\": []}", "hooks is not supported: kern runs no hooks"));
+	CHECK(refused_with("\"process\": {\"args\": [\"a\"], \"cwd\": \"/\", \"user\": {\"uid\": 0, \"gid\": 5, "
+			   "\"additionalGids\": [5, 6]}}",
+			   "process.user.additionalGids[1] 6 is not supported: kern gives the process its primary "
+			   "group (5) only"));
 	CHECK(refused_with("\"linux\": {\"seccomp\": {\"defaultAction\": \"SCMP_ACT_NOPE\"}}",
 			   "linux.seccomp.defaultAction: unknown action 'SCMP_ACT_NOPE'"));
 	CHECK(refused_with("\"linux\": {\"seccomp\": {\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": "
