@@ -13,6 +13,7 @@
 # field mapped later shows here as a list one shorter.
 load ../bats/helper
 load ../helpers/fixtures
+load oci_helper
 
 need() {
 	is_root || skip "needs root (podman's rootful engine; this run is as $(id -un))"
@@ -78,45 +79,8 @@ RUNFLAGS=(--rm --ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
 	! find /sys/fs/cgroup -maxdepth 3 -name "kern-box-*" -newer "$BATS_TEST_TMPDIR" 2>/dev/null | grep -q .
 }
 
-# refused_fields CONFIG ROOTFS: kern oci create on CONFIG (root.path set
-# to ROOTFS), and again with each refused field taken out, until create
-# succeeds; prints the refused fields, one a line, in the order create
-# meets them.
-refused_fields() {
-	local cfg=$1 rootfs=$2 b=$BATS_TEST_TMPDIR/rf del=. i out f
-	mkdir -p "$b"
-	for i in $(seq 1 20); do
-		jq --arg r "$rootfs" ".root.path = \$r | .process.terminal = false | $del" "$cfg" >"$b/config.json"
-		if "$KERN" oci --root "$OCIROOT" create -b "$b" "rf$i" </dev/null >"$b/out" 2>&1 3>&-; then
-			"$KERN" oci --root "$OCIROOT" delete -f "rf$i"
-			return 0
-		fi
-		out=$(cat "$b/out")
-		f=$(grep -o 'mounts\[[0-9]*\]\|linux\.[a-zA-Z]*Paths\[[0-9]*\]\|linux\.namespaces\[[0-9]*\]\.path\|linux\.[a-zA-Z]*\|process\.[a-zA-Z.]*' <<<"$out" | head -1)
-		[ -n "$f" ] || { echo "unparsed: $out" >&2; return 1; }
-		case $f in
-		mounts*) echo "$f $(jq -r ".${f}.type + \" \" + .${f}.destination + \" \" + (.${f}.options // [] | join(\",\"))" "$b/config.json")" ;;
-		linux.*Paths*) echo "$f $(jq -r ".${f}" "$b/config.json")" ;;
-		*) echo "$f" ;;
-		esac
-		del="$del | del(.$f)"
-	done
-	return 1
-}
-
 @test "the fields kern-oci refuses in the config podman writes, in the order create meets them" {
-	# A runtime that keeps the bundle's config.json, then is runc.
-	cat >"$BATS_TEST_TMPDIR/capture" <<-EOF
-	#!/bin/sh
-	prev=
-	for a in "\$@"; do
-		case \$prev in --bundle|-b) cp "\$a/config.json" "$BATS_TEST_TMPDIR/podman.json" ;; esac
-		prev=\$a
-	done
-	exec runc "\$@"
-	EOF
-	chmod +x "$BATS_TEST_TMPDIR/capture"
-	run P --runtime "$BATS_TEST_TMPDIR/capture" run "${RUNFLAGS[@]}" "$IMG" true
+	run P --runtime "$(capture_runtime "$BATS_TEST_TMPDIR/podman.json")" run "${RUNFLAGS[@]}" "$IMG" true
 	assert_status 0
 	ROOTFS=$(mkrootfs)
 	# The files podman binds are gone with its container: stand-ins.
