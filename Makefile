@@ -85,8 +85,9 @@ unit: $(B)/unit
 check: all $(B)/unit
 	tests/run
 
-# kern-oci under real engines (podman today): test-only packages (podman,
-# runc, docker-registry, skopeo), private engine storage, loopback images.
+# kern-oci under real engines (podman, containerd's ctr): test-only
+# packages (podman, containerd, runc, docker-registry, skopeo), private
+# engine storage and sockets, images from loopback or a file.
 # Slower than make check and not part of it; a missing package skips with
 # the reason.
 check-oci: all
