@@ -7,6 +7,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "base/buf.h"
 #include "layer/codec.h"
 #include "oci/digest.h"
 
@@ -125,14 +126,8 @@ struct layer_codec *codec_open(const struct layer_reader *r, char *why, size_t w
 static ssize_t read_plain(struct layer_codec *c, unsigned char *buf, size_t len, char *why,
 			  size_t whylen)
 {
-	if (c->in_pos < c->in_len) {
-		size_t n = c->in_len - c->in_pos;
-		if (n > len)
-			n = len;
-		memcpy(buf, c->in + c->in_pos, n);
-		c->in_pos += n;
-		return (ssize_t)n;
-	}
+	if (c->in_pos < c->in_len)
+		return (ssize_t)buf_take(buf, len, c->in, &c->in_pos, c->in_len);
 	if (c->in_eof)
 		return 0;
 	/* Straight into the caller's buffer: no copy for a plain layer. */

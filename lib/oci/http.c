@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/buf.h"
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/version.h"
@@ -320,12 +321,7 @@ ssize_t http_read(struct http *h, void *buf, size_t len)
 		if (pump(h) < 0)
 			return -1;
 	}
-	size_t n = h->buf_len - h->buf_off;
-	if (n > len)
-		n = len;
-	memcpy(buf, h->buf + h->buf_off, n);
-	h->buf_off += n;
-	return (ssize_t)n;
+	return (ssize_t)buf_take(buf, len, h->buf, &h->buf_off, h->buf_len);
 }
 
 int http_slurp(struct http *h, char **body, size_t *len)
