@@ -12,7 +12,9 @@ back, the kernel's RCU and cgroup state stays warm between starts).
 --burst N starts N copies of the command at once and times until the last
 has ended (wall time, as 200 agents calling at once meet it); {i} in a
 command becomes the copy's number, for names that must differ.
-Each command is started with posix_spawn and reaped with waitpid, so the
+The order of the commands turns by one every round, so that each follows
+each other equally often. Each command is started with posix_spawn and
+reaped with waitpid, so the
 measuring overhead is the same small constant for every peer. Leading
 VAR=value words set that command's environment (no env(1) exec)."""
 import os
@@ -53,8 +55,14 @@ def main():
         i += 1
     times = {k: [] for k in cmds}
     devnull = os.open(os.devnull, os.O_RDWR)
+    names = list(cmds)
     for r in range(rounds + 2):
-        for name, (argv, env) in cmds.items():
+        # The order turns by one each round: every command follows every
+        # other equally often, so none always pays for the teardown of
+        # the same predecessor (a box's namespaces are freed after it
+        # ends, on the next start's time).
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            argv, env = cmds[name]
             if pause:
                 time.sleep(pause)
             copies = [[w.replace("{i}", str(n)) for w in argv] for n in range(burst)]
