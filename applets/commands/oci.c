@@ -309,6 +309,16 @@ static void make_dirs(const char *path)
 	}
 	if (mkdir(p, 0700) < 0 && errno != EEXIST)
 		oci_fail(EXIT_SETUP, "mkdir %s: %s", p, strerror(errno));
+	/* Containers' gates, state and locks live here: a directory another
+	 * user made, or may write in, could swap them under the engine. */
+	struct stat st;
+	if (lstat(p, &st) < 0)
+		oci_fail(EXIT_SETUP, "lstat %s: %s", p, strerror(errno));
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+		oci_fail(EXIT_CLI, "--root %s must be a directory of uid %u that no one else can write "
+			 "(it is %s of uid %u, mode %04o): refusing", p, (unsigned)geteuid(),
+			 S_ISDIR(st.st_mode) ? "a directory" : "not a directory", (unsigned)st.st_uid,
+			 (unsigned)(st.st_mode & 07777));
 }
 
 /* create (gated: PID 1 waits for start), run -d (not gated), run (in

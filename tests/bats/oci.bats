@@ -444,6 +444,23 @@ PY
 	refused bad7 "config.json is not valid JSON"
 }
 
+@test "--root that another user owns or others may write is refused before anything is made in it" {
+	mkdir -p "$R"
+	chmod 0777 "$R"
+	run oci create -b "$B" r1
+	refused r1 "^error: oci: --root $R must be a directory of uid 0 that no one else can write \(it is a directory of uid 0, mode 0777\): refusing$"
+	[ -z "$(ls -A "$R")" ]
+	chmod 0700 "$R"
+	chown 65534 "$R"
+	run oci create -b "$B" r1
+	refused r1 "it is a directory of uid 65534, mode 0700"
+	[ -z "$(ls -A "$R")" ]
+	chown 0 "$R"
+	oci create -b "$B" r1 </dev/null >"$O" 2>&1 3>&-
+	[ "$(state_of r1)" = created ]
+	oci delete -f r1
+}
+
 @test "a mount through a symlink out of the root fails create with 125, nothing made on the host" {
 	ln -sfn /etc "$ROOTFS/esc"
 	cfg ".mounts += [{destination: \"/esc/kern-oci-escape\", type: \"bind\", source: \"$ROOTFS/bin\", options: [\"rbind\", \"ro\"]}]"
