@@ -28,6 +28,7 @@
 #include "base/json.h"
 #include "base/parse.h"
 #include "base/path.h"
+#include "base/selfexec.h"
 #include "base/strv.h"
 #include "base/testhook.h"
 #include "base/xdg.h"
@@ -44,6 +45,7 @@
 #include "box/rootfs.h"
 #include "box/supervise.h"
 #include "box/users.h"
+#include "box/userns_why.h"
 #include "egress/egress.h"
 #include "image/image.h"
 #include "state/records.h"
@@ -664,17 +666,57 @@ static int validate(struct box_args *a)
 	return 0;
 }
 
+/* Set by kern box in the copy of itself it starts when root's unprobed
+ * box found user namespaces refused (box_run). */
+#define SECOND_START_ENV "KERN_INTERNAL_SECOND_START"
+
+/* This process is that second start: it probes, as any start that cannot
+ * start again does, and the lines the first start printed before its
+ * clone are not printed again. The variable is removed either way:
+ * nothing of it reaches the box. */
+static int second_start;
+
+static void note_second_start(void)
+{
+	const char *v = getenv(SECOND_START_ENV);
+	second_start = v && strcmp(v, "1") == 0;
+	unsetenv(SECOND_START_ENV);
+}
+
+/* A -v source kern would create: whose it is depends on the mode, so
+ * the mode is known before (probed) rather than found by a start that
+ * has made it already. */
+static int bind_source_missing(const struct box_args *a)
+{
+	struct stat st;
+	for (int i = 0; i < a->nbinds; i++)
+		if (lstat(a->binds[i].src, &st) < 0)
+			return 1;
+	return 0;
+}
+
 /* --userns, decided before anything depends on it (the workload's ids,
- * scratch, the record, the plan). auto probes only for root: a user's box
- * needs a user namespace and says why it cannot have one. */
+ * scratch, the record, the plan). auto decides only for root: a user's
+ * box needs a user namespace and says why it cannot have one. A plain
+ * foreground start does not probe (a clone into a new user namespace is
+ * about 5% of a start): it assumes one and, when the box's own clone is
+ * refused, undoes what it made and starts again without (box_run). What
+ * another process waits on (detach, kern-oci's gate), --plan and a box
+ * that would create a -v source probe. */
 static void choose_userns(struct box_args *a)
 {
 	a->no_userns = a->userns == USERNS_NO;
 	if (a->userns == USERNS_AUTO && geteuid() == 0) {
-		int e = userns_probe();
+		int e;
+		if (!second_start && !a->plan && !a->detach && a->gate_fd < 0 && a->ready_fd < 0 && a->console_fd < 0 &&
+		    !bind_source_missing(a)) {
+			a->userns_unprobed = 1;
+			return;
+		}
+		e = userns_probe();
 		/* Refusals; anything else (ENOMEM, EAGAIN) is no reason to box
 		 * differently: the box's own clone then says what it is. */
-		if (e == EPERM || e == EACCES || e == EINVAL || e == ENOSPC || e == EUSERS) {
+		if (userns_refusal(e)) {
 			a->no_userns = 1;
 			a->userns_err = e;
 		}
@@ -1093,7 +1135,8 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	l.egress_ctl = -1;
 	if (st->egress) {
 		struct egress_config ec = {.allow = a->egress, .nallow = a->negress, .cg = cg};
-		note("this box reaches only %s and %s subdomains, through an HTTP CONNECT/forward "
+		if (!second_start)
+			note("this box reaches only %s and %s subdomains, through an HTTP CONNECT/forward "
 		     "proxy at %s; it has no other route", st->eg.allow, a->negress > 1 ? "their" : "its",
 		     EGRESS_PROXY_URL);
 		(void)egress_start(&ec, &l.egress_ctl);
@@ -1127,11 +1170,16 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 			       .alive_fd = l.alive_fd, .detach_fd = detach_fd, .pid1 = pid1_main,
 			       .ctx = &l, .prepare = box_prepare, .clone_flags = ns_flags(&l.nc),
 			       .tty = st->wait.tty, .to_console = a->console_fd >= 0,
-			       .console_fd = a->console_fd};
+			       .console_fd = a->console_fd, .userns_unprobed = a->userns_unprobed};
 	rc = supervise(&s);
 	close(l.sync[0]);
 	if (l.sync[1] >= 0)
 		close(l.sync[1]);
+	if (rc == SUPERVISE_RETRY) {
+		a->userns_err = s.userns_unprobed;
+		rec.nlabels = 0;
+		return rc;
+	}
 	if (l.range_wanted && l.range_silent && !l.ranged && rc != 0 && rc != EXIT_SETUP)
 		note("%s", single_map_note);
 	rec.nlabels = 0;
@@ -1155,6 +1203,32 @@ undo:
 	return fail_started(&l, rc);
 }
 
+/* Root's unprobed box met a refused CLONE_NEWUSER, and what it had made
+ * is undone: kern box runs again from its own image with the same
+ * arguments and descriptors, and that start probes and boxes without a
+ * user namespace (its note names the cause). Returns only when that
+ * cannot be done, after the refusal's own lines. */
+static int start_again_without_userns(int argc, char **argv, int err, int started_fd)
+{
+	char **args = calloc((size_t)argc + 2, sizeof *args);
+	int n = 0;
+	if (!args || setenv(SECOND_START_ENV, "1", 1) < 0)
+		goto cannot;
+	args[n++] = "kern";
+	args[n++] = "box";
+	for (int i = 1; i < argc; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	if (started_fd >= 0)
+		set_cloexec(started_fd, 0);
+	fflush(NULL);
+	(void)exec_next(args);
+cannot:
+	userns_report("clone", err, -1);
+	alive_fail();
+	return EXIT_SETUP;
+}
+
 int box_run(int argc, char **argv, int gate_fd, int ready_fd, int console_fd)
 {
 	static struct box_args a;	/* large and sparse: see launch() */
@@ -1165,9 +1239,13 @@ int box_run(int argc, char **argv, int gate_fd, int ready_fd, int console_fd)
 	a.gate_fd = gate_fd;
 	a.ready_fd = ready_fd;
 	a.console_fd = console_fd;
-	/* 1: the alive byte first, before anything can take time. */
+	/* 1: the alive byte first, before anything can take time (a second
+	 * start's first start wrote it: a second `A` would read as "past
+	 * setup", box-cli.md §5). */
+	note_second_start();
 	alive_remember(alive_fd);
-	alive_write(alive_fd, ALIVE_STARTED);
+	if (!second_start)
+		alive_write(alive_fd, ALIVE_STARTED);
 	if (started_fd >= 0)
 		set_cloexec(started_fd, 1);
 	/* 2 */
@@ -1187,7 +1265,7 @@ int box_run(int argc, char **argv, int gate_fd, int ready_fd, int console_fd)
 		return box_plan(&a);
 	if (env_get("KERN_LANDLOCK_REQUIRED"))
 		die_setup("KERN_LANDLOCK_REQUIRED is set but Landlock is not part of this build; refusing to start");
-	if (a.untrusted) {
+	if (a.untrusted && !second_start) {
 		char adds[1024] = "";
 		for (int i = 0; i < a.ncap_add; i++)
 			snprintf(adds + strlen(adds), sizeof adds - strlen(adds), "%s%s",
@@ -1195,7 +1273,10 @@ int box_run(int argc, char **argv, int gate_fd, int ready_fd, int console_fd)
 		diag_line(1, "kern: security-profile=untrusted: seccomp=%s, cap-drop=ALL%s, "
 			  "read-only=on (untrusted code profile)", seccomp_mode_name(a.seccomp_mode), adds);
 	}
-	return launch(&a, alive_fd, started_fd);
+	rc = launch(&a, alive_fd, started_fd);
+	if (rc == SUPERVISE_RETRY)
+		rc = start_again_without_userns(argc, argv, a.userns_err, started_fd);
+	return rc;
 }
 
 static int box_main(int argc, char **argv)

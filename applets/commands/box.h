@@ -40,6 +40,7 @@ struct box_args {
 	int host_root_workload;	/* --workload-is-host-root */
 	int no_userns;		/* decided: root, no user namespace (nouserns.h) */
 	int userns_err;		/* auto: the refused probe's errno */
+	int userns_unprobed;	/* auto, root: no probe; a refused clone starts kern again (box_run) */
 	const char *user;
 	const char *entrypoint;
 	int entrypoint_set;

@@ -43,6 +43,11 @@ int userns_probe(void)
 	return 0;
 }
 
+int userns_refusal(int err)
+{
+	return err == EPERM || err == EACCES || err == EINVAL || err == ENOSPC || err == EUSERS;
+}
+
 void nouserns_note(int err, uid_t uid, gid_t gid)
 {
 	struct userns_why w;

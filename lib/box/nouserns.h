@@ -26,6 +26,11 @@ int userns_mode_parse(const char *s);
  * this process's memory until then: no page tables are copied). */
 int userns_probe(void);
 
+/* 1 when err, from clone(CLONE_NEWUSER), is the kernel or a policy
+ * refusing user namespaces (a reason to box without one under
+ * --userns=auto); ENOMEM, EAGAIN and the like are not. */
+int userns_refusal(int err);
+
 /* The one `kern: note:` of --userns=auto falling back, naming the cause
  * (userns_why.h) of err and the workload's ids. */
 void nouserns_note(int err, uid_t uid, gid_t gid);

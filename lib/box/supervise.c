@@ -21,6 +21,7 @@
 #include "base/fdutil.h"
 #include "base/testhook.h"
 #include "box/boxns.h"
+#include "box/nouserns.h"
 #include "box/pty.h"
 #include "box/report.h"
 #include "box/supervise.h"
@@ -354,6 +355,16 @@ int supervise(struct supervisor *s)
 	}
 	close(status_p[1]);
 	close(report_p[1]);
+	if (pid1 < 0 && s->userns_unprobed && (s->clone_flags & CLONE_NEWUSER) && userns_refusal(fork_errno)) {
+		s->userns_unprobed = fork_errno;
+		s->sigfd = s->tfd = -1;
+		release(s);
+		sigprocmask(SIG_SETMASK, &orig, NULL);
+		close(status_p[0]);
+		close(report_p[0]);
+		return SUPERVISE_RETRY;
+	}
+	s->userns_unprobed = 0;
 	if (pid1 < 0) {
 		/* A detached box's launcher prints the lines the log gets. */
 		if (s->clone_flags & CLONE_NEWUSER) {

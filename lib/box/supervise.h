@@ -37,9 +37,15 @@ struct supervisor {
 	 * for the deadline). */
 	int sigfd, tfd;
 	int stopped;
+	/* In: nonzero when root's --userns=auto skipped its probe, so a
+	 * refused CLONE_NEWUSER is no failure but a reason to start again
+	 * without one. Out: the refusal's errno, when that happened (nothing
+	 * printed, everything made undone, SUPERVISE_RETRY returned). */
+	int userns_unprobed;
 };
 
 #define SUPERVISE_STOPPED (-2)
+#define SUPERVISE_RETRY (-3)
 
 /* Returns the box's exit status (box-cli.md §6.1). */
 int supervise(struct supervisor *s);
