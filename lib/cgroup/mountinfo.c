@@ -132,6 +132,10 @@ int cg_detect_from(const char *mountinfo_path, struct cg_layout *out)
 	v1 = out->mounts;
 	if (!f)
 		return -1;
+	/* One read() is one pass of the kernel over the mount table: a
+	 * buffer that holds a usual table whole, not stdio's 1 KiB. */
+	static char buf[32768];
+	setvbuf(f, buf, _IOFBF, sizeof buf);
 	while (getline(&line, &cap, f) > 0) {
 		char *root, *mnt, *fstype, *superopts;
 		dev_t dev;
