@@ -1212,18 +1212,18 @@ static int start_again_without_userns(int argc, char **argv, int err, int starte
 {
 	char **args = calloc((size_t)argc + 2, sizeof *args);
 	int n = 0;
-	if (!args || setenv(SECOND_START_ENV, "1", 1) < 0)
-		goto cannot;
-	args[n++] = "kern";
-	args[n++] = "box";
-	for (int i = 1; i < argc; i++)
-		args[n++] = argv[i];
-	args[n] = NULL;
-	if (started_fd >= 0)
-		set_cloexec(started_fd, 0);
-	fflush(NULL);
-	(void)exec_next(args);
-cannot:
+	if (args && setenv(SECOND_START_ENV, "1", 1) == 0) {
+		args[n++] = "kern";
+		args[n++] = "box";
+		for (int i = 1; i < argc; i++)
+			args[n++] = argv[i];
+		args[n] = NULL;
+		if (started_fd >= 0)
+			set_cloexec(started_fd, 0);
+		fflush(NULL);
+		(void)exec_next(args);
+	}
+	free(args);
 	userns_report("clone", err, -1);
 	alive_fail();
 	return EXIT_SETUP;
