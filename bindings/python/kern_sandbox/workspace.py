@@ -20,7 +20,7 @@ import subprocess
 import tarfile
 import tempfile
 import zlib
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from .errors import SandboxError
 from .results import FileInfo
@@ -201,7 +201,8 @@ class Workspace:
         d = self._open_dir(parts, subdir or ".")
         prefix = "/".join(parts) + "/" if parts else ""
         try:
-            out = [FileInfo(rel, st.st_size) for kind, rel, st, _, _ in _walk(d, prefix)
+            out = [FileInfo(rel, st.st_size)
+                   for kind, rel, st, _, _ in _walk(d, prefix, skip_top=None if parts else _hidden)
                    if kind == "f" and not _hidden(rel)]
         finally:
             os.close(d)
@@ -212,8 +213,11 @@ class Workspace:
     def stamps(self) -> Dict[str, Stamp]:
         """(mtime_ns, size) of every user file, for ``changes``."""
         out: Dict[str, Stamp] = {}
-        for kind, rel, st, _, _ in _walk(self.fd, ""):
-            if kind == "f" and not _hidden(rel):
+        # .deps and the scratch files are left out before they are stat'ed
+        # or walked: a call scans the workspace twice, .deps can hold a
+        # whole pip tree, and concurrent calls each add their scratch files.
+        for kind, rel, st, _, _ in _walk(self.fd, "", skip_top=_hidden):
+            if kind == "f":
                 out[rel] = (st.st_mtime_ns, st.st_size)
                 if len(out) >= MAX_TRACKED:
                     break
@@ -273,9 +277,7 @@ class Workspace:
         except OSError as e:
             raise SandboxError("snapshot %s: %s" % (dest, e.strerror)) from None
         with tar:
-            for kind, rel, st, dir_fd, name in _walk(self.fd, "", dirs=True):
-                if is_scratch(rel.split("/", 1)[0]):
-                    continue
+            for kind, rel, st, dir_fd, name in _walk(self.fd, "", dirs=True, skip_top=is_scratch):
                 info = tarfile.TarInfo(rel)
                 info.mtime = int(st.st_mtime)
                 info.uname = info.gname = ""
@@ -430,14 +432,16 @@ def _check_member(m: tarfile.TarInfo) -> List[str]:
     return parts
 
 
-def _walk(dir_fd: int, prefix: str, dirs: bool = False,
-          depth: int = 0) -> Iterator[Tuple[str, str, os.stat_result, int, str]]:
+def _walk(dir_fd: int, prefix: str, dirs: bool = False, depth: int = 0,
+          skip_top: Optional[Callable[[str], bool]] = None
+          ) -> Iterator[Tuple[str, str, os.stat_result, int, str]]:
     """(kind, relpath, lstat, parent fd, name) of every regular file (and,
     with ``dirs``, directory) below ``dir_fd``, never through a symlink.
-    The parent fd is valid only until the next item."""
+    The parent fd is valid only until the next item. Names of ``dir_fd``
+    itself for which ``skip_top`` holds are left out with all below them."""
     try:
         with os.scandir(dir_fd) as it:
-            entries = list(it)
+            entries = [e for e in it if skip_top is None or not skip_top(e.name)]
     except OSError:
         return
     subdirs = []

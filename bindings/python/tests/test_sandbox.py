@@ -12,6 +12,7 @@ import pytest
 
 import kern_sandbox as kern
 from kern_sandbox import SandboxError
+from kern_sandbox import sandbox as sandbox_module
 
 
 # -- isolation defaults -----------------------------------------------------
@@ -267,12 +268,41 @@ def test_spawn_details(spy):
     assert "KERN_NO_SCOPE=1" in env_line
     assert "KERN_STARTED_FD=unset" not in env_line and "KERN_ALIVE_FD=unset" not in env_line
     assert "stdin /dev/null" in lines
-    # The env-file: mode 0600 in a 0700 directory, deleted after the call.
-    assert "envfile 600 700" in lines
-    assert "envline TOKEN=s3cret" in lines and "envline PYTHONPATH=/workspace/.deps" in lines
+    # The env-file: an inherited anonymous memory file, never on disk,
+    # closed in this process once kern has it.
     env_path = argv[argv.index("--env-file") + 1]
-    assert not os.path.exists(env_path)
+    assert env_path.startswith("/proc/self/fd/")
+    assert "envline TOKEN=s3cret" in lines and "envline PYTHONPATH=/workspace/.deps" in lines
     assert "s3cret" not in " ".join(argv)
+    assert not [fd for fd in os.listdir("/proc/self/fd")
+                if "kern-env" in _readlink("/proc/self/fd/" + fd)]
+
+
+def test_env_file_on_disk_without_memfd(spy, monkeypatch):
+    # Where memfd_create is missing: a file in the private directory,
+    # mode 0600 in a 0700 directory, deleted after the call.
+    monkeypatch.setattr(sandbox_module, "_MEMFD", False)
+    with kern.Sandbox(image="host", env={"TOKEN": "s3cret"}) as s:
+        r = s.run_code("import os; print(os.environ['TOKEN'])")
+        assert r.success and r.stdout == "s3cret\n"
+        private = s._private
+        assert os.listdir(private) == []
+        env_path = spy.box_argvs()[0][spy.box_argvs()[0].index("--env-file") + 1]
+        assert os.path.dirname(env_path) == private
+    assert "envfile 600 700" in spy.lines()
+    assert "envline TOKEN=s3cret" in spy.lines()
+
+
+def test_box_does_not_inherit_the_env_descriptor(sbx):
+    r = sbx.run(["sh", "-c", "ls /proc/self/fd"])
+    assert r.success and r.stdout.split() == ["0", "1", "2", "3"], r.stdout
+
+
+def _readlink(path):
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
 
 
 def test_enforce_limits_default_sets_no_scope_variable(spy):
