@@ -68,8 +68,8 @@ class BoxProcess:
         if alive:
             self.alive_r, alive_w = os.pipe()
         # The caller's environment as bytes: os.environ would decode every
-        # value here and Popen encode it back, a tenth of the package's
-        # own CPU per call.
+        # value here for Popen to encode it back (with 37 variables, 56-72
+        # against 41-53 us per call).
         env = dict(os.environb)
         env[b"KERN_STARTED_FD"] = b"%d" % started_w
         env.pop(b"KERN_ALIVE_FD", None)
