@@ -5,8 +5,11 @@ process group can be killed) with the outcome pipe (KERN_STARTED_FD) and,
 for one-shot calls, the alive pipe (KERN_ALIVE_FD). ``collect`` then owns
 the call until it ends: one poll loop reads stdout and stderr into buffers
 capped at ``max_output_bytes`` (the rest is read and discarded, so a
-flooding box can neither stall nor grow the host process), reads both
-pipes, and waits for kern on a pidfd until the deadline. At the deadline it
+flooding box can neither stall nor grow the host process) and waits for
+kern on a pidfd until the deadline. The two report pipes are not polled
+(kern writes a few bytes on each, which wait in the pipe): they are read
+without blocking at the deadline and once kern is gone, so the caller wakes
+for the end of the call, not also while the box starts. At the deadline it
 records whether kern was still setting the box up, runs ``kern stop``,
 kills the process group and reaps.
 
@@ -35,6 +38,9 @@ DRAIN_S = 8               # readers after kern exited or was killed
 REAP_S = 8                # waiting for kern itself after the kill
 STREAM_QUEUE = 64         # chunks held for slow on_stdout/on_stderr callbacks
 STREAM_JOIN_S = 5         # how long a call waits for its callbacks to catch up
+STARTED_MAX = 4           # outcome bytes kern writes on KERN_STARTED_FD
+ALIVE_MAX = 64            # kept of what it writes on KERN_ALIVE_FD
+DRAIN_READS = 16          # reads of a report pipe per drain (kern writes a few bytes)
 
 Callback = Callable[[str], None]
 
@@ -242,8 +248,9 @@ def collect(box: BoxProcess, *, timeout_s: float, max_output_bytes: int,
                      (box.started_r, "s"), (box.alive_r, "a")):
         if fd is not None and fd >= 0:
             os.set_blocking(fd, False)
-            poller.register(fd, select.POLLIN)
-            kinds[fd] = kind
+            if kind in "oe":
+                poller.register(fd, select.POLLIN)
+                kinds[fd] = kind
     if box.pidfd is not None:
         poller.register(box.pidfd, select.POLLIN)
     exited = fired = False
@@ -265,23 +272,19 @@ def collect(box: BoxProcess, *, timeout_s: float, max_output_bytes: int,
             del kinds[fd]
             return
         buf = bufs[kind]
-        limit = 4 if kind == "s" else (max_output_bytes if kind in "oe" else 64)
-        room = limit - len(buf)
-        if room < len(data) and kind in "oe":
+        room = max_output_bytes - len(buf)
+        if room < len(data):
             truncated = True
         if room > 0:
             buf += data[:room]
-            if streamer is not None and kind in "oe":
+            if streamer is not None:
                 streamer.offer(kind, data[:room])
 
     while kinds or not exited:
         now = time.monotonic()
         if not fired and not exited and now >= deadline:
             fired = True
-            alive_fd = box.alive_r
-            if alive_fd is not None and alive_fd in kinds:
-                read(alive_fd)
-            alive_open = alive_fd is not None and alive_fd in kinds
+            alive_open = box.alive_r is not None and not _drain(box.alive_r, bufs["a"], ALIVE_MAX)
             alive_at_deadline = bytes(bufs["a"])
             box.stop()
             drain_until = time.monotonic() + DRAIN_S
@@ -307,6 +310,10 @@ def collect(box: BoxProcess, *, timeout_s: float, max_output_bytes: int,
     if status is None:
         box.kill_group()
         status = box.wait(REAP_S)
+    # kern is gone: what it wrote on the report pipes is all there is.
+    _drain(box.started_r, bufs["s"], STARTED_MAX)
+    if box.alive_r is not None and not fired:
+        _drain(box.alive_r, bufs["a"], ALIVE_MAX)
     if streamer is not None:
         streamer.finish()
     duration_ms = int((time.monotonic() - box.t0) * 1000)
@@ -319,6 +326,26 @@ def collect(box: BoxProcess, *, timeout_s: float, max_output_bytes: int,
         stdout=bytes(bufs["o"]), stderr=bytes(bufs["e"]), truncated=truncated,
         started=bytes(bufs["s"]), alive=alive, alive_open=alive_open,
         deadline_fired=fired, duration_ms=duration_ms)
+
+
+def _drain(fd: int, buf: bytearray, limit: int) -> bool:
+    """Read what waits in a non-blocking report pipe into ``buf`` (at most
+    ``limit`` bytes kept); True once its writers are all closed."""
+    if fd < 0:
+        return True
+    for _ in range(DRAIN_READS):
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+        if not data:
+            return True
+        room = limit - len(buf)
+        if room > 0:
+            buf += data[:room]
+    return False
 
 
 def run_quiet(kern: Kern, argv: List[str], timeout_s: float) -> Optional[int]:
