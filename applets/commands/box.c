@@ -49,6 +49,7 @@
 #include "egress/egress.h"
 #include "image/image.h"
 #include "state/records.h"
+#include "steps/checks.h"
 #include "steps/steps.h"
 
 #include "box.h"
@@ -100,6 +101,9 @@ static const char usage[] =
 	"                         cap (default: half of it; 0 = the memory cap alone)\n"
 	"  --cpus C               CPU bandwidth cap (0.5, 2, ...)\n"
 	"  --pids-limit N         task cap (default 512)\n"
+	"  --cpu-shares N         CPU weight, 2-262144 (v1 cpu.shares, v2 cpu.weight)\n"
+	"  --cgroup-path /A/B     root: the box cgroup is exactly /A/B below each\n"
+	"                         hierarchy's root (kern-oci's linux.cgroupsPath)\n"
 	"  --require-limits       refuse to start unless memory and pids caps are enforced\n"
 	"  --allow-uncapped       silence the notices when caps cannot be placed\n"
 	"  --config PATH          kern.toml for vcpu:, vdisk:, vgpio: profile tokens\n"
@@ -144,6 +148,8 @@ enum box_flag_id {
 	BF_DISK,
 	BF_CPUS,
 	BF_PIDS_LIMIT,
+	BF_CPU_SHARES,
+	BF_CGROUP_PATH,
 	BF_SECURITY_PROFILE,
 	BF_APPARMOR,
 	BF_NET,
@@ -185,6 +191,8 @@ static const struct box_flag {
 	{"--disk", NULL, ARG_VALUE, .id = BF_DISK},
 	{"--cpus", NULL, ARG_VALUE, .id = BF_CPUS},
 	{"--pids-limit", NULL, ARG_VALUE, .id = BF_PIDS_LIMIT},
+	{"--cpu-shares", NULL, ARG_VALUE, .id = BF_CPU_SHARES},
+	{"--cgroup-path", NULL, ARG_VALUE, .id = BF_CGROUP_PATH},
 	{"--security-profile", NULL, ARG_VALUE, .id = BF_SECURITY_PROFILE},
 	{"--apparmor", NULL, ARG_VALUE, .id = BF_APPARMOR},
 	{"--network", NULL, ARG_VALUE, .id = BF_NET},
@@ -309,6 +317,18 @@ static void apply_flag(struct box_args *a, const struct box_flag *fl, const char
 			usage_error("--pids-limit takes an integer >= 1, not '%s'", v);
 		a->limits.pids = ull;
 		a->limits.pids_given = 1;
+		break;
+	case BF_CPU_SHARES:
+		if (parse_u64(v, &ull) < 0 || ull < 2 || ull > 262144)
+			usage_error("--cpu-shares takes an integer from 2 to 262144, not '%s'", v);
+		a->limits.cpu_shares = ull;
+		break;
+	case BF_CGROUP_PATH:
+		if (check_cgroup_path(v, &why) < 0)
+			die("box", "bad --cgroup-path '%s': %s", v, why);
+		if (geteuid() != 0)
+			usage_error("--cgroup-path needs root (kern places a user's box cgroups itself): '%s'", v);
+		a->limits.path = v;
 		break;
 	case BF_SECURITY_PROFILE:
 		if (strcmp(v, "untrusted") != 0)

@@ -57,6 +57,7 @@ struct cg_box {
 	int mem_given, byte1;
 	uint64_t memory, pids, cpu_micro;
 	uint64_t cpu_quota;	/* µs per CG_PERIOD_US, 0 = uncapped */
+	uint64_t cpu_shares;	/* v1 cpu.shares, 0 = the parent's default */
 	char cpuset[256];
 	/* The first memory or pids write the kernel refused, for the setup
 	 * failure line on owned paths. */
@@ -78,6 +79,10 @@ struct cg_box {
  * uncapped), or -1 after a setup failure line. */
 int cg_place(struct cg_box *cg, struct cg_layout *l, const char *name, pid_t sup,
 	     const struct cg_limits *req);
+/* The box cgroup at req->path below each hierarchy's root (cg_place()
+ * calls it when req->path is set); cg_find_path() finds it again. */
+int cg_place_path(struct cg_box *cg, struct cg_layout *l, const struct cg_limits *req);
+int cg_find_path(struct cg_box *cg, struct cg_layout *l, const char *path);
 /* Find what cg_place() made for (name, sup) without creating anything. */
 int cg_find(struct cg_box *cg, struct cg_layout *l, const char *name, pid_t sup);
 /* The uid this process has on the host (through a user namespace map). */

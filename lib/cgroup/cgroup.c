@@ -59,6 +59,7 @@ static struct cg_box *box_new(const struct cg_limits *req)
 	}
 	if (req->cpuset)
 		snprintf(cg->cpuset, sizeof cg->cpuset, "%s", req->cpuset);
+	cg->cpu_shares = req->cpu_shares;
 	return cg;
 }
 
@@ -293,7 +294,8 @@ int cg_open(const char *name, pid_t supervisor, const struct cg_limits *req, str
 		setup_failed("cgroup: out of memory");
 		return -1;
 	}
-	if (name_ok(name, BOX_NAME_MAX) && cg_detect(&l) == 0 && l.version && cg_find(cg, &l, name, supervisor) == 0 &&
+	if (name_ok(name, BOX_NAME_MAX) && cg_detect(&l) == 0 && l.version &&
+	    (req && req->path ? cg_find_path(cg, &l, req->path) : cg_find(cg, &l, name, supervisor)) == 0 &&
 	    cg->nh > 0)
 		cg->enforced = cg->version == 2 ? cg_v2_verify(cg) : cg_v1_verify(cg);
 	else
@@ -386,7 +388,10 @@ int cg_open_record(const char *record, struct cg_box **out)
 			if (path_is_under(h->dir, l.mounts[i].dir) && strcmp(h->dir, l.mounts[i].dir) != 0)
 				m = &l.mounts[i];
 		base = strrchr(h->dir, '/');
-		if (!m || strncmp(base + 1, "kern-box-", 9) != 0)
+		/* A box's cgroup is kern-box-*, or, for root only, the
+		 * path kern-oci was given (linux.cgroupsPath): root's records
+		 * are root's own files. */
+		if (!m || (strncmp(base + 1, "kern-box-", 9) != 0 && geteuid() != 0))
 			goto bad;
 		snprintf(h->mount, sizeof h->mount, "%s", m->dir);
 		memcpy(h->parent, h->dir, (size_t)(base - h->dir));

@@ -15,6 +15,11 @@ struct cg_limits {
 	int pids_given;
 	uint64_t cpu_micro;	/* micro-CPUs (--cpus 0.5 = 500000); 0 = uncapped */
 	const char *cpuset;	/* NULL = unset */
+	uint64_t cpu_shares;	/* v1 cpu.shares (2..262144; v2 cpu.weight from it); 0 = unset */
+	/* The box cgroup is exactly this path below each hierarchy's root
+	 * (kern-oci's linux.cgroupsPath, checked by cgroup_path_check());
+	 * root only; NULL = kern's own placement. */
+	const char *path;
 	int require_limits;	/* --require-limits / KERN_REQUIRE_LIMITS */
 	int allow_uncapped;	/* --allow-uncapped / KERN_ALLOW_UNCAPPED */
 	int no_scope;		/* KERN_NO_SCOPE */

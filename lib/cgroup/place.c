@@ -279,7 +279,7 @@ static int move_self(const char *dir)
 
 static unsigned wanted(const struct cg_limits *req)
 {
-	return CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS) | (req->cpu_micro ? CG_BIT(CG_CPU) : 0) |
+	return CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS) | (req->cpu_micro || req->cpu_shares ? CG_BIT(CG_CPU) : 0) |
 	       (req->cpuset ? CG_BIT(CG_CPUSET) : 0);
 }
 
@@ -467,6 +467,98 @@ static unsigned host_controllers(struct cg_layout *l)
 	return m;
 }
 
+/* mkdir every directory of rel below root, as ensure_dir() (v2: the
+ * controllers of want enabled in each on the way down; v1 cpuset: cpus
+ * and mems copied, without which no task may enter). rel's last
+ * component is left to the caller. */
+static int make_parents(const char *root, const char *rel, int v2, unsigned want, int cpuset)
+{
+	char p[PATH_MAX];
+	if (cg_path(p, "%s/%s", root, rel) < 0)
+		return -1;
+	if (v2)
+		v2_enable(root, want, NULL);
+	for (char *s = p + strlen(root) + 1; (s = strchr(s, '/')); s++) {
+		*s = 0;
+		if (ensure_dir(p) < 0)
+			return -1;
+		if (v2)
+			v2_enable(p, want, NULL);
+		if (cpuset)
+			cpuset_inherit(p);
+		*s = '/';
+	}
+	return 0;
+}
+
+int cg_place_path(struct cg_box *cg, struct cg_layout *l, const struct cg_limits *req)
+{
+	unsigned want = wanted(req) & cg->present;
+	const char *rel = req->path;
+	while (*rel == '/')
+		rel++;
+	if (cg->uid != 0) {
+		setup_failed("cgroup: an explicit cgroup path (%s) needs root", req->path);
+		return -1;
+	}
+	for (int i = 0; i < l->nmounts; i++) {
+		struct cg_mount *m = &l->mounts[i];
+		struct cg_hier *h = &cg->h[cg->nh];
+		if (l->version == 1 && !(m->ctls & want))
+			continue;
+		hier_reset(h);
+		snprintf(h->mount, sizeof h->mount, "%s", m->dir);
+		int cpuset = l->version == 1 && (m->ctls & CG_BIT(CG_CPUSET));
+		if (make_parents(m->dir, rel, l->version == 2, want, cpuset) < 0 ||
+		    cg_path(h->dir, "%s/%s", m->dir, rel) < 0) {
+			setup_failed_errno("cgroup: mkdir the parents of %s/%s", m->dir, rel);
+			return -1;
+		}
+		memcpy(h->parent, h->dir, strlen(h->dir) + 1);
+		parent_of(h->parent);
+		/* An empty directory there is taken over (make_box_dir()); one
+		 * with tasks or children is another container's. */
+		if (make_box_dir(h, strrchr(h->dir, '/') + 1) < 0) {
+			setup_failed_errno("cgroup: mkdir %s", h->dir);
+			return -1;
+		}
+		h->ctls = l->version == 2 ? v2_list(h->parent, "cgroup.subtree_control", NULL) : m->ctls & want;
+		if (cpuset)
+			cpuset_inherit(h->dir);
+		cg->nh++;
+	}
+	cg->place = l->version == 2 ? CG_PLACE_V2_ROOT : CG_PLACE_V1_ROOT;
+	return 0;
+}
+
+int cg_find_path(struct cg_box *cg, struct cg_layout *l, const char *path)
+{
+	const char *rel = path;
+	char dir[PATH_MAX];
+	while (*rel == '/')
+		rel++;
+	cg->version = l->version;
+	cg->present = l->version ? host_controllers(l) : 0;
+	for (int i = 0; i < l->nmounts; i++) {
+		struct cg_mount *m = &l->mounts[i];
+		struct cg_hier *h = &cg->h[cg->nh];
+		struct stat st;
+		if (cg_path(dir, "%s/%s", m->dir, rel) < 0 || lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		hier_reset(h);
+		snprintf(h->mount, sizeof h->mount, "%s", m->dir);
+		memcpy(h->dir, dir, strlen(dir) + 1);
+		memcpy(h->parent, dir, strlen(dir) + 1);
+		parent_of(h->parent);
+		if (cg_hier_open(h) < 0)
+			continue;
+		h->ctls = l->version == 2 ? v2_list(h->parent, "cgroup.subtree_control", NULL) : m->ctls;
+		cg->nh++;
+	}
+	cg->place = l->version == 2 ? CG_PLACE_V2_ROOT : CG_PLACE_V1_ROOT;
+	return 0;
+}
+
 int cg_place(struct cg_box *cg, struct cg_layout *l, const char *name, pid_t sup,
 	     const struct cg_limits *req)
 {
@@ -477,6 +569,12 @@ int cg_place(struct cg_box *cg, struct cg_layout *l, const char *name, pid_t sup
 		setup_failed("box name too long for a cgroup: %s", name);
 		return -1;
 	}
+	if (req->path && !l->version) {
+		setup_failed("cgroup: no cgroup hierarchy to make %s in", req->path);
+		return -1;
+	}
+	if (req->path)
+		return cg_place_path(cg, l, req);
 	if (!(cg->present & (CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS)))) {
 		cg->why = CG_WHY_NO_CONTROLLER;
 		/* v2 as root still gives the box a cgroup of its own: no caps,

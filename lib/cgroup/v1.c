@@ -51,6 +51,8 @@ void cg_v1_apply(struct cg_box *cg)
 			put_u64(cg, CG_CPU, h, "cpu.cfs_period_us", CG_PERIOD_US);
 			put_u64(cg, CG_CPU, h, "cpu.cfs_quota_us", cg->cpu_quota);
 		}
+		if ((h->ctls & CG_BIT(CG_CPU)) && cg->cpu_shares)
+			put_u64(cg, CG_CPU, h, "cpu.shares", cg->cpu_shares);
 		if ((h->ctls & CG_BIT(CG_CPUSET)) && cg->cpuset[0])
 			put(cg, CG_CPUSET, h, "cpuset.cpus", cg->cpuset);
 	}

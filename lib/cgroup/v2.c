@@ -41,6 +41,12 @@ void cg_v2_apply(struct cg_box *cg)
 		snprintf(buf, sizeof buf, "%" PRIu64 " %d", cg->cpu_quota, CG_PERIOD_US);
 		put(cg, CG_CPU, h, "cpu.max", buf);
 	}
+	if ((h->ctls & CG_BIT(CG_CPU)) && cg->cpu_shares) {
+		/* v1's shares 2..262144 onto v2's weight 1..10000, linearly
+		 * (the conversion runc and crun use). */
+		snprintf(buf, sizeof buf, "%" PRIu64, 1 + ((cg->cpu_shares - 2) * 9999) / 262142);
+		put(cg, CG_CPU, h, "cpu.weight", buf);
+	}
 	if ((h->ctls & CG_BIT(CG_CPUSET)) && cg->cpuset[0])
 		put(cg, CG_CPUSET, h, "cpuset.cpus", cg->cpuset);
 }

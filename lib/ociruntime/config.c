@@ -425,7 +425,7 @@ static int parse_resources(struct p *p, int o)
 	static const char *const known[] = {"memory", "pids", "cpu", "devices", NULL};
 	static const char *const mem_known[] = {"limit", "swap", NULL};
 	static const char *const pids_known[] = {"limit", NULL};
-	static const char *const cpu_known[] = {"quota", "period", NULL};
+	static const char *const cpu_known[] = {"quota", "period", "shares", NULL};
 	struct oci_config *c = p->c;
 	int f, g;
 	if (keys_only(p, o, "linux.resources", known) < 0)
@@ -467,6 +467,10 @@ static int parse_resources(struct p *p, int o)
 			return -1;
 		if (c->cpu_period < 1000)
 			return fail(p, "linux.resources.cpu.period must be at least 1000 (microseconds)");
+		/* 0 is "not set" (containerd writes it so); else the kernel's range. */
+		if ((g = field(p, f, "shares")) >= 0 &&
+		    (u64(p, g, "linux.resources.cpu.shares", 262144, &c->cpu_shares) < 0 || c->cpu_shares == 1))
+			return fail(p, "linux.resources.cpu.shares must be 0 (unset) or from 2 to 262144");
 	}
 	if ((f = field(p, o, "devices")) >= 0 && parse_device_rules(p, f) < 0)
 		return -1;
@@ -592,7 +596,7 @@ static int parse_linux(struct p *p, int o)
 {
 	static const char *const known[] = {"namespaces", "uidMappings", "gidMappings", "resources",
 					    "maskedPaths", "readonlyPaths", "rootfsPropagation", "seccomp",
-					    "sysctl", "devices", "mountLabel", NULL};
+					    "sysctl", "devices", "mountLabel", "cgroupsPath", NULL};
 	struct oci_config *c = p->c;
 	int f;
 	if (keys_only(p, o, "linux", known) < 0)
@@ -607,6 +611,10 @@ static int parse_linux(struct p *p, int o)
 		return -1;
 	if ((f = field(p, o, "sysctl")) >= 0 && parse_sysctl(p, f) < 0)
 		return -1;
+	if ((f = field(p, o, "cgroupsPath")) >= 0 && !(c->cgroups_path = str(p, f, "linux.cgroupsPath")))
+		return -1;
+	if (c->cgroups_path && !*c->cgroups_path)
+		c->cgroups_path = NULL;
 	if (empty_or_absent(p, o, "devices", "linux.devices", "kern's /dev holds only its own nodes") < 0 ||
 	    empty_or_absent(p, o, "mountLabel", "linux.mountLabel", "kern does not label with SELinux") < 0)
 		return -1;

@@ -77,6 +77,8 @@ struct oci_config {
 	int nmasked, nreadonly;
 	const char *sysctl_key[OCI_MAX_SYSCTL], *sysctl_val[OCI_MAX_SYSCTL];	/* linux.sysctl */
 	int nsysctl;
+	const char *cgroups_path;	/* linux.cgroupsPath, NULL when absent or "" */
+	uint64_t cpu_shares;		/* linux.resources.cpu.shares, 0 when absent */
 	int mem_set, swap_set, pids_set, cpu_set;
 	uint64_t mem, swap, pids;	/* swap: memory+swap, as memory.swap */
 	uint64_t cpu_quota, cpu_period;

@@ -20,6 +20,7 @@
 #include "lockdown/lockdown.h"
 #include "ociruntime/map.h"
 #include "ociruntime/sysctl.h"
+#include "steps/checks.h"
 
 struct m {
 	struct strv *argv;
@@ -332,9 +333,36 @@ static int map_rlimits(struct m *m, const struct oci_config *c)
 	return 0;
 }
 
+/* linux.cgroupsPath, cgroupfs form only: the box cgroup is that path
+ * below each hierarchy's root, as runc makes it (kern box --cgroup-path,
+ * root only). */
+static int map_cgroups_path(struct m *m, const struct oci_config *c)
+{
+	const char *why;
+	if (!c->cgroups_path)
+		return 0;
+	if (strchr(c->cgroups_path, ':'))
+		return fail(m, "linux.cgroupsPath '%s' is the systemd form (slice:prefix:name), which is not "
+			    "supported: kern-oci places cgroupfs paths; configure the engine's cgroup manager "
+			    "as cgroupfs", c->cgroups_path);
+	if (check_cgroup_path(c->cgroups_path, &why) < 0)
+		return fail(m, "linux.cgroupsPath '%s': %s", c->cgroups_path, why);
+	if (geteuid() != 0)
+		return fail(m, "linux.cgroupsPath is not supported for a user: kern places a user's box "
+			    "cgroups itself (leave it out, as rootless engines on cgroup v1 do)");
+	put2(m, "--cgroup-path", c->cgroups_path);
+	return 0;
+}
+
 static int map_resources(struct m *m, const struct oci_config *c)
 {
 	char buf[64];
+	if (map_cgroups_path(m, c) < 0)
+		return -1;
+	if (c->cpu_shares) {
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)c->cpu_shares);
+		put2(m, "--cpu-shares", buf);
+	}
 	if (c->mem_set) {
 		if (c->mem < 4096)
 			return fail(m, "linux.resources.memory.limit %llu is below 4096 bytes",

@@ -322,6 +322,51 @@ PY
 	nothing_left l1
 }
 
+@test "linux.cgroupsPath is the box cgroup below each hierarchy's root, with cpu.shares; delete removes it, the parents stay as runc leaves them" {
+	local top=kern-oci-test-$$ d m c
+	cfg ".linux.cgroupsPath = \"/$top/cp1\" | .linux.resources.cpu = {shares: 512}" \
+		'["sh", "-c", "cat /proc/self/cgroup; echo up; sleep 30", "oci-cp1-marker"]'
+	oci run -d -b "$B" cp1 </dev/null >"$O" 2>&1 3>&-
+	wait_for "$O" "^up$" 5
+	m=$(awk '$9 == "cgroup" && $NF ~ /memory/ {print $5; exit}' /proc/self/mountinfo)
+	c=$(awk '$9 == "cgroup" && $NF ~ /[,]cpu[,]|[ ,]cpu$|cpu,/ {print $5; exit}' /proc/self/mountinfo)
+	if [ -n "$m" ]; then
+		# cgroup v1: the caps on the path, the tasks one level down (kern's leaf).
+		[ "$(cat "$m/$top/cp1/memory.limit_in_bytes")" = 268435456 ]
+		[ -s "$m/$top/cp1/box/cgroup.procs" ]
+		[ "$(cat "$c/$top/cp1/cpu.shares")" = 512 ]
+	else
+		d=/sys/fs/cgroup/$top/cp1
+		[ "$(cat "$d/memory.max")" = 268435456 ]
+		[ "$(cat "$d/cpu.weight")" = 20 ]
+	fi
+	oci delete -f cp1
+	nothing_left cp1
+	for d in /sys/fs/cgroup/*/"$top" /sys/fs/cgroup/"$top"; do
+		[ -d "$d" ] || continue
+		[ ! -e "$d/cp1" ] || { echo "$d/cp1 left"; false; }
+		rmdir "$d"
+	done
+}
+
+@test "linux.cgroupsPath: the systemd form, '..', empty components and over-long paths are refused in one line, nothing made" {
+	cfg '.linux.cgroupsPath = "system.slice:kern:cp2"'
+	run oci create -b "$B" cp2
+	refused cp2 "linux.cgroupsPath 'system.slice:kern:cp2' is the systemd form \(slice:prefix:name\), which is not supported"
+	for p in /a/../../b /a//b /a/./b a/b/ / "/a/b c"; do
+		cfg ".linux.cgroupsPath = \"$p\""
+		run oci create -b "$B" cp2
+		refused cp2 "linux.cgroupsPath '$p': expected a cgroupfs path"
+	done
+	cfg ".linux.cgroupsPath = \"/$(printf 'a%.0s' $(seq 600))\""
+	run oci create -b "$B" cp2
+	refused cp2 "linux.cgroupsPath '/aaa*': expected a cgroupfs path"
+	cfg '.linux.resources.cpu = {shares: 1}'
+	run oci create -b "$B" cp2
+	refused cp2 "linux.resources.cpu.shares must be 0 \(unset\) or from 2 to 262144"
+	! find /sys/fs/cgroup -maxdepth 2 -name b -newer "$B/config.json" | grep -q .
+}
+
 @test "process.user.additionalGids: the primary gid alone (containerd's [0] for root) runs; another gid is refused naming it" {
 	cfg '.process.user = {uid: 0, gid: 0, additionalGids: [0]}' '["sh", "-c", "id -g; echo ran"]'
 	run oci run -b "$B" ag1

@@ -8,6 +8,7 @@
 #include "ociruntime/config.h"
 #include "ociruntime/map.h"
 #include "ociruntime/sysctl.h"
+#include "steps/checks.h"
 #include "unit.h"
 
 static struct oci_config cfg;
@@ -105,6 +106,35 @@ TEST(oci_config_names_every_field_it_refuses)
 			   "\"major\": 8, \"minor\": 0, \"access\": \"rwm\"}]}}",
 			   "linux.resources.devices[0] allows a device kern's /dev does not have (it holds null, "
 			   "zero, full, random, urandom, tty, console, ptmx and pts only)"));
+}
+
+TEST(oci_cgroups_path_cgroupfs_form_only)
+{
+	const char *why;
+	const char *good[] = {"/default/c1", "a/b", "/libpod_parent/libpod-0123abcd", "/kubepods/pod@x+y.z", NULL};
+	for (int i = 0; good[i]; i++)
+		CHECK(check_cgroup_path(good[i], &why) == 0);
+	const char *bad[] = {"", "/", "//a", "/a//b", "a/b/", "/a/../b", "..", "/a/.", "./a", "/a b",
+			     "slice:prefix:name", "/a\nb", "/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q", NULL};
+	for (int i = 0; bad[i]; i++)
+		CHECK(check_cgroup_path(bad[i], &why) < 0);
+	char longp[600];
+	memset(longp, 'a', sizeof longp - 1);
+	longp[0] = '/';
+	longp[sizeof longp - 1] = 0;
+	CHECK(check_cgroup_path(longp, &why) < 0);
+	/* A dot inside a name is a name ("a..b", ".x"). */
+	CHECK(check_cgroup_path("/a..b/.x", &why) == 0);
+
+	char js[512], w[512];
+	snprintf(js, sizeof js, "\"linux\": {" NS ", \"cgroupsPath\": \"/default/c1\", \"resources\": "
+		 "{\"cpu\": {\"shares\": 512}}}");
+	CHECK(parse_with(js, w, sizeof w) == 0);
+	CHECK_STR(cfg.cgroups_path, "/default/c1");
+	CHECK(cfg.cpu_shares == 512 && !cfg.cpu_set);
+	oci_config_free(&cfg);
+	CHECK(refused_with("\"linux\": {\"resources\": {\"cpu\": {\"shares\": 1}}}",
+			   "linux.resources.cpu.shares must be 0 (unset) or from 2 to 262144"));
 }
 
 TEST(oci_sysctl_keys_of_the_box_namespaces_only)
