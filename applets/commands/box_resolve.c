@@ -237,8 +237,7 @@ int resolve_steps(struct launch *l, enum root_kind root)
 	for (int i = 0; i < a->prof.nvdisks; i++) {
 		struct vdisk *v = &a->prof.vdisks[i];
 		struct tmpfs_spec *t = v->disk ? &s->vdisks[s->fs.nvdisks++] : &s->tmpfs[s->fs.ntmpfs++];
-		t->path = v->path;
-		t->size = v->size;
+		*t = (struct tmpfs_spec){.path = v->path, .size = v->size};
 	}
 	s->fs.tmpfs = s->tmpfs;
 	s->fs.vdisks = s->vdisks;

@@ -25,6 +25,8 @@ struct bind_spec {
 struct tmpfs_spec {
 	char *path;
 	uint64_t size;		/* bytes; 0 = unlimited */
+	unsigned mode;		/* mode of its root; 0 = 1777 */
+	int noexec, strictatime;	/* --tmpfs options (an OCI config's) */
 };
 
 struct dev_spec {		/* a vgpio device passed through */

@@ -150,21 +150,56 @@ int bind_check(struct bind_spec *b, const char **why)
 	return 0;
 }
 
+/* --tmpfs's options after the colon: a bare SIZE (kern's own form) or
+ * size=SIZE first, then mode=OCTAL, noexec, strictatime; rw, nosuid and
+ * nodev are accepted, a box's tmpfs being all three anyway. */
+static int tmpfs_options(const char *opts, struct tmpfs_spec *t, const char **why)
+{
+	char buf[256];
+	if (strlen(opts) >= sizeof buf) {
+		*why = "options too long";
+		return -1;
+	}
+	snprintf(buf, sizeof buf, "%s", opts);
+	int first = 1;
+	for (char *p = buf, *o; (o = strsep(&p, ",")); first = 0) {
+		char *end;
+		if (!strncmp(o, "size=", 5) || (first && *o >= '0' && *o <= '9')) {
+			if (parse_size(o + (o[0] == 's' ? 5 : 0), 1, &t->size) < 0) {
+				*why = "SIZE must be digits with an optional k, m, g or t";
+				return -1;
+			}
+		} else if (!strncmp(o, "mode=", 5)) {
+			unsigned long m = strtoul(o + 5, &end, 8);
+			if (!o[5] || *end || m > 07777) {
+				*why = "mode= takes an octal mode up to 7777";
+				return -1;
+			}
+			t->mode = (unsigned)m;
+		} else if (!strcmp(o, "noexec")) {
+			t->noexec = 1;
+		} else if (!strcmp(o, "strictatime")) {
+			t->strictatime = 1;
+		} else if (strcmp(o, "rw") != 0 && strcmp(o, "nosuid") != 0 && strcmp(o, "nodev") != 0) {
+			*why = "options are SIZE or size=SIZE, mode=OCTAL, noexec, strictatime (rw, nosuid, nodev: always)";
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int parse_tmpfs(const char *spec, struct tmpfs_spec *t, const char **why)
 {
 	char path[4096];
-	uint64_t size = 0;
-	const char *colon = strrchr(spec, ':');
+	const char *colon = strchr(spec, ':');
 	memset(t, 0, sizeof *t);
 	if (strlen(spec) >= sizeof path) {
 		*why = "path too long";
 		return -1;
 	}
 	if (colon) {
-		if (parse_size(colon + 1, 1, &size) < 0) {
-			*why = "SIZE must be digits with an optional k, m, g or t";
+		if (tmpfs_options(colon + 1, t, why) < 0)
 			return -1;
-		}
 		snprintf(path, sizeof path, "%.*s", (int)(colon - spec), spec);
 	} else {
 		snprintf(path, sizeof path, "%s", spec);
@@ -180,7 +215,6 @@ int parse_tmpfs(const char *spec, struct tmpfs_spec *t, const char **why)
 		return -1;
 	}
 	t->path = strdup(c);
-	t->size = size;
 	return t->path ? 0 : -1;
 }
 

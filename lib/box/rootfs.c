@@ -419,14 +419,16 @@ static int target_dir(int rootfd, const char *root, const char *dst)
 	return cur;
 }
 
-static void mount_tmpfs(int rootfd, const char *root, const char *dst, uint64_t size)
+static void mount_tmpfs(int rootfd, const char *root, const struct tmpfs_spec *t)
 {
-	char path[4096], opts[64];
-	int cur = target_dir(rootfd, root, dst);
+	char path[4096], opts[64], mode[8];
+	int cur = target_dir(rootfd, root, t->path);
+	unsigned long flags = NOSUID_NODEV | (t->noexec ? MS_NOEXEC : 0) | (t->strictatime ? MS_STRICTATIME : 0);
+	snprintf(mode, sizeof mode, "%o", t->mode ? t->mode : 01777);
 	/* On the directory the walk ended on, not on its name again. */
-	if (mount("tmpfs", fd_path(cur, path, sizeof path), "tmpfs", NOSUID_NODEV,
-		  tmpfs_opts(opts, sizeof opts, "1777", size)) < 0)
-		die_setup_errno("mount tmpfs on %s%s", root, dst);
+	if (mount("tmpfs", fd_path(cur, path, sizeof path), "tmpfs", flags,
+		  tmpfs_opts(opts, sizeof opts, mode, t->size)) < 0)
+		die_setup_errno("mount tmpfs on %s%s", root, t->path);
 	close(cur);
 }
 
@@ -679,7 +681,7 @@ void fs_build(const struct fs_config *c)
 	/* 22: binds by depth, then tmpfs mounts, then hardware and vdisks. */
 	apply_binds(rootfd, merged, c);
 	for (int i = 0; i < c->ntmpfs; i++)
-		mount_tmpfs(rootfd, merged, c->tmpfs[i].path, c->tmpfs[i].size);
+		mount_tmpfs(rootfd, merged, &c->tmpfs[i]);
 	mount_vdisks(rootfd, merged, c);
 	bind_devices(rootfd, merged, c);
 	/* A fresh proc for the box pid namespace, mounted while the host's

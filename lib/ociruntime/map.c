@@ -179,7 +179,8 @@ static int map_mount(struct m *m, const struct oci_mount *mt, int k)
 {
 	static const char *const bind_opts[] = {"bind", "rbind", "ro", "rw", "nosuid", "nodev", "noexec",
 						"private", "rprivate", NULL};
-	static const char *const tmpfs_opts[] = {"rw", "nosuid", "nodev", "size=", "mode=1777", NULL};
+	static const char *const tmpfs_opts[] = {"rw", "nosuid", "nodev", "noexec", "strictatime", "size=",
+						 "mode=", NULL};
 	char buf[PATH_MAX * 2 + 64];
 	int bind = 0, ro = 0, noexec = 0;
 	uint64_t size = 0;
@@ -211,17 +212,30 @@ static int map_mount(struct m *m, const struct oci_mount *mt, int k)
 		return 0;
 	}
 	if (mt->type && !strcmp(mt->type, "tmpfs")) {
+		size_t o;
 		for (int i = 0; i < mt->nopts; i++) {
+			char *end;
+			if (!strncmp(mt->opts[i], "mode=", 5) &&
+			    (!mt->opts[i][5] || strtoul(mt->opts[i] + 5, &end, 8) > 07777 || *end))
+				return fail(m, "mounts[%d].options: bad '%s' (an octal mode up to 7777)", k, mt->opts[i]);
 			if (!opt_in(mt->opts[i], tmpfs_opts))
-				return fail(m, "mounts[%d].options: '%s' is not supported on a tmpfs (kern's are "
-					    "rw,nosuid,nodev,mode=1777)", k, mt->opts[i]);
+				return fail(m, "mounts[%d].options: '%s' is not supported on a tmpfs (kern's take rw, "
+					    "nosuid, nodev, noexec, strictatime, size=, mode=)", k, mt->opts[i]);
 			if (!strncmp(mt->opts[i], "size=", 5) && parse_size(mt->opts[i] + 5, 1, &size) < 0)
 				return fail(m, "mounts[%d].options: bad '%s'", k, mt->opts[i]);
 		}
-		if (strchr(mt->dst, ':'))
-			return fail(m, "mounts[%d].destination: a tmpfs path holding ':' is not supported", k);
-		snprintf(buf, sizeof buf, "%s:%llu", mt->dst, (unsigned long long)size);
-		put2(m, "--tmpfs", size ? buf : mt->dst);
+		if (strchr(mt->dst, ':') || strchr(mt->dst, ','))
+			return fail(m, "mounts[%d].destination: a tmpfs path holding ':' or ',' is not supported", k);
+		o = (size_t)snprintf(buf, sizeof buf, "%s:%llu", mt->dst, (unsigned long long)size);
+		/* mode=, noexec and strictatime as given, checked again by kern
+		 * box's --tmpfs; nosuid, nodev and rw are what its tmpfs is. */
+		for (int i = 0; i < mt->nopts && o < sizeof buf; i++)
+			if (!strncmp(mt->opts[i], "mode=", 5) || !strcmp(mt->opts[i], "noexec") ||
+			    !strcmp(mt->opts[i], "strictatime"))
+				o += (size_t)snprintf(buf + o, sizeof buf - o, ",%s", mt->opts[i]);
+		if (o >= sizeof buf)
+			return fail(m, "mounts[%d].options are too long", k);
+		put2(m, "--tmpfs", buf);
 		return 0;
 	}
 	return fail(m, "mounts[%d]: type '%s' at %s is not supported%s", k, mt->type ? mt->type : "(none)",

@@ -31,7 +31,11 @@ static int tmpfs_parse(const char *v, void *item, const char **why)
 static int tmpfs_format(const void *item, char *buf, size_t len)
 {
 	const struct tmpfs_spec *t = item;
-	int n = snprintf(buf, len, "%s:%" PRIu64, t->path, t->size);
+	char mode[16] = "";
+	if (t->mode)
+		snprintf(mode, sizeof mode, ",mode=%o", t->mode);
+	int n = snprintf(buf, len, "%s:%" PRIu64 "%s%s%s", t->path, t->size, mode, t->noexec ? ",noexec" : "",
+			 t->strictatime ? ",strictatime" : "");
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
@@ -41,6 +45,10 @@ static int vdisk_parse(const char *v, void *item, const char **why)
 	const struct tmpfs_spec *t = item;
 	if (parse_tmpfs(v, item, why) < 0)
 		return -1;
+	if (t->mode || t->noexec || t->strictatime) {
+		*why = "a vdisk takes PATH:SIZE only";
+		return -1;
+	}
 	if (t->size < VDISK_MIN || t->size > VDISK_MAX) {
 		*why = "SIZE must be from 1m to 16t";
 		return -1;

@@ -367,6 +367,27 @@ PY
 	! find /sys/fs/cgroup -maxdepth 2 -name b -newer "$B/config.json" | grep -q .
 }
 
+@test "a tmpfs's mode=, strictatime, noexec and size= options (containerd's /run) are the box's mount; a bad mode is refused naming it" {
+	cfg '.mounts += [{destination: "/run", type: "tmpfs", source: "tmpfs",
+		options: ["nosuid", "strictatime", "mode=755", "size=65536k", "noexec"]}]' \
+		'["sh", "-c", "stat -c %a /run; grep \" /run \" /proc/mounts"]'
+	run oci run -b "$B" tm1
+	assert_status 0
+	[ "${lines[0]}" = 755 ]
+	[[ ${lines[1]} == "tmpfs /run tmpfs "* ]]
+	[[ ${lines[1]} == *nosuid* && ${lines[1]} == *nodev* && ${lines[1]} == *noexec* ]]
+	[[ ${lines[1]} == *size=65536k* ]]
+	# strictatime: the kernel lists no relatime (nor noatime) for it.
+	[[ ${lines[1]} != *relatime* && ${lines[1]} != *noatime* ]]
+	nothing_left tm1
+	cfg '.mounts += [{destination: "/run", type: "tmpfs", source: "tmpfs", options: ["mode=1999"]}]'
+	run oci create -b "$B" tm2
+	refused tm2 "mounts\[4\].options: bad 'mode=1999' \(an octal mode up to 7777\)"
+	cfg '.mounts += [{destination: "/run", type: "tmpfs", source: "tmpfs", options: ["exec"]}]'
+	run oci create -b "$B" tm2
+	refused tm2 "mounts\[4\].options: 'exec' is not supported on a tmpfs"
+}
+
 @test "process.user.additionalGids: the primary gid alone (containerd's [0] for root) runs; another gid is refused naming it" {
 	cfg '.process.user = {uid: 0, gid: 0, additionalGids: [0]}' '["sh", "-c", "id -g; echo ran"]'
 	run oci run -b "$B" ag1

@@ -181,7 +181,7 @@ TEST(steps_fs)
 			       "--disk", "0", "--ro", "--rootless", "--net-host", "--tty", "--cgroup2",
 			       "--workdir", "/w", "--mount", "type=bind,src=/a,dst=/b",
 			       "--mount", "type=bind,src=/c,dst=/d,ro", "--tmpfs", "/t:16777216",
-			       "--tmpfs", "/vdisk/x:0", "--vdisk", "/vdisk/d:8388608", "--vdisk",
+			       "--tmpfs", "/run:0,mode=755,noexec,strictatime", "--tmpfs", "/vdisk/x:0", "--vdisk", "/vdisk/d:8388608", "--vdisk",
 			       "/data:17592186044416", "--device", "/dev/null", "--device", "/dev/zero")));
 	CHECK(round_trips(&fs_step_flags, ARGV("--root", "host", "--hostname", "h")));
 	CHECK(round_trips(&fs_step_flags, ARGV("--root", "bind", "--lower", "/l", "--hostname", "h",
@@ -191,6 +191,10 @@ TEST(steps_fs)
 	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "--mount",
 		      ARGV("--root", "host", "--hostname", "h", "--mount", "type=bind,src=/a,dst=/proc")));
 	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "--tmpfs", ARGV("--tmpfs", "rel:1m")));
+	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "--tmpfs", ARGV("--tmpfs", "/t:1m,mode=8")));
+	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "--tmpfs", ARGV("--tmpfs", "/t:1m,exec")));
+	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "a vdisk takes PATH:SIZE only",
+		      ARGV("--vdisk", "/d:8m,noexec")));
 	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "--device", ARGV("--device", "null")));
 	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "from 1m to 16t", ARGV("--vdisk", "/d:0")));
 	CHECK(refuses(&fs_step_flags, FLAG_BADVALUE, "from 1m to 16t", ARGV("--vdisk", "/d:512k")));
