@@ -68,6 +68,8 @@ static const char usage[] =
 	"  --ro, --read-only      read-only root\n"
 	"  -v SRC:DST[:ro|:rw]    bind a host path (a missing SRC is created)\n"
 	"  --mount type=bind,src=S,dst=D[,ro]   bind; SRC must exist\n"
+	"  --sysfs                a read-only sysfs of the box's own network namespace at\n"
+	"                         /sys, firmware, powercap and debug entries masked\n"
 	"  --tmpfs PATH[:SIZE]    fresh tmpfs (nosuid,nodev, mode 1777); after SIZE\n"
 	"                         ,mode=OCTAL ,noexec ,strictatime may follow\n"
 	"  -w, --workdir DIR      working directory (created if missing)\n"
@@ -225,6 +227,7 @@ static const struct box_flag {
 	{"--init", NULL, ARG_NONE, .id = BF_SET},
 	{"--quiet", "-q", ARG_NONE, .set = FLAG_AT(quiet), .val = 1},
 	{"--bind-rootfs", NULL, ARG_NONE, .set = FLAG_AT(bind_rootfs), .val = 1},
+	{"--sysfs", NULL, ARG_NONE, .set = FLAG_AT(sysfs), .val = 1},
 };
 
 static const struct box_flag *flag_find(const char *f)
@@ -589,6 +592,10 @@ static int validate(struct box_args *a)
 		a->limits.no_scope = 1;
 	if (a->limits.require_limits && a->limits.allow_uncapped)
 		die("box", "--require-limits and --allow-uncapped are mutually exclusive");
+	/* A sysfs shows its network namespace's devices; the kernel gives a
+	 * user namespace's box none of the host's. */
+	if (a->sysfs && a->net == NET_HOST)
+		die("box", "--sysfs needs the box's own network namespace (not --net=host)");
 	/* Roots. */
 	if (!a->image && !a->rootfs) {
 		fatal("box", "one of --image or --rootfs is required");

@@ -47,6 +47,7 @@ struct box_args {
 	unsigned long long timeout;
 	struct cg_limits limits;
 	int cpus_set;
+	int sysfs;		/* --sysfs */
 	int untrusted;
 	const char *apparmor;
 	int net;		/* enum net_mode */

@@ -224,6 +224,7 @@ int resolve_steps(struct launch *l, enum root_kind root)
 	s->fs.rootless = geteuid() != 0;
 	s->fs.shifted = shifted;
 	s->fs.net_host = a->net == NET_HOST;
+	s->fs.sysfs = a->sysfs;
 	s->fs.tty = a->tty;
 	s->fs.workdir = a->workdir ? a->workdir
 		       : (l->icfg.workdir && *l->icfg.workdir ? l->icfg.workdir : "/");

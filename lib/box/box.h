@@ -67,6 +67,7 @@ struct fs_config {
 	int idm_fd;
 	int net_host;		/* keep lo as the host's; copy resolv.conf */
 	int cgroup2;		/* mount the read-only cgroup2 view */
+	int sysfs;		/* --sysfs: a read-only, masked sysfs of the box's network namespace */
 	const char *workdir;	/* created if missing */
 	struct bind_spec *binds;
 	int nbinds;

@@ -528,6 +528,44 @@ static void mask_proc(int proc, int null)
 	}
 }
 
+/* The sysfs entries a box's /sys hides (empty read-only tmpfs over each):
+ * the firmware tables (DMI serials, ACPI), RAPL energy counters (a power
+ * side channel), the block device list and the LSM and debug mount
+ * points. rootfs.h: kern-oci checks a config's /sys maskedPaths against
+ * it. */
+const char *const rootfs_sys_empty[] = {"firmware", "devices/virtual/powercap", "dev/block", "fs/selinux",
+					"kernel/security", "kernel/debug", "kernel/tracing", NULL};
+
+/* --sysfs (an OCI config's sysfs mount): a sysfs of the box's own network
+ * namespace, read-only, nosuid, nodev, noexec, mounted while the host's
+ * fully visible /sys is still in this mount namespace (the kernel allows
+ * a user namespace's sysfs only then), and masked before the workload can
+ * see it. */
+static void mount_sysfs(int rootfd, const char *root)
+{
+	char path[4096];
+	const char *what;
+	struct statfs sf;
+	int fd = mkdir_beneath(rootfd, "sys", 0555);
+	if (fd < 0 || mount("sysfs", fd_path(fd, path, sizeof path), "sysfs",
+			    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		die_setup_errno("mount sysfs on %s/sys", root);
+	close(fd);
+	int sys = openat(rootfd, "sys", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sys < 0 || fstatfs(sys, &sf) < 0 || sf.f_type != SYSFS_MAGIC)
+		die_setup("%s/sys is not the sysfs kern mounted - refusing", root);
+	for (size_t i = 0; rootfs_sys_empty[i]; i++) {
+		if ((fd = openat(sys, rootfs_sys_empty[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			continue;
+		int t = tmpfs_at(fd, "size=0,mode=0555", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, &what);
+		if (t < 0)
+			die_setup_errno("empty tmpfs over /sys/%s: %s", rootfs_sys_empty[i], what);
+		close(t);
+		close(fd);
+	}
+	close(sys);
+}
+
 /* After pivot_root: /proc must be the root of the procfs kern mounted
  * (the only one under the new root), reached without a symlink; a /proc
  * renamed or replaced while the box was built fails the box. */
@@ -693,6 +731,8 @@ void fs_build(const struct fs_config *c)
 			    NULL) < 0)
 		die_setup_errno("mount proc on %s/proc", merged);
 	close(fd);
+	if (c->sysfs)
+		mount_sysfs(rootfd, merged);
 	if (c->cgroup2) {
 		fd = mkdir_beneath(rootfd, "sys/fs/cgroup", 0755);
 		if (fd < 0 || mount("cgroup2", fd_path(fd, path, sizeof path), "cgroup2",

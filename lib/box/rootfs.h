@@ -14,6 +14,7 @@ void fs_build(const struct fs_config *cfg);
  * names below /proc: made read-only (rootfs_proc_ro, /proc/sys first),
  * hidden behind the null device, hidden behind an empty tmpfs. */
 extern const char *const rootfs_proc_ro[], *const rootfs_proc_null[], *const rootfs_proc_empty[];
+extern const char *const rootfs_sys_empty[];
 
 /* --image host, in a shifted box: ask the supervisor for the trees
  * host_image_populate() will bind (idm_prefetch). */

@@ -27,6 +27,8 @@ struct m {
 	char *why;
 	size_t wl;
 	int oom;
+	const struct oci_config *c;
+	int sysfs;	/* the config mounts sysfs at /sys */
 };
 
 static int fail(struct m *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -238,8 +240,21 @@ static int map_mount(struct m *m, const struct oci_mount *mt, int k)
 		put2(m, "--tmpfs", buf);
 		return 0;
 	}
+	if (mt->type && !strcmp(mt->type, "sysfs") && !strcmp(mt->dst, "/sys")) {
+		static const char *const sys_opts[] = {"ro", "nosuid", "nodev", "noexec", NULL};
+		for (int i = 0; i < mt->nopts; i++)
+			if (!opt_in(mt->opts[i], sys_opts))
+				return fail(m, "mounts[%d].options: '%s' is not supported on sysfs (kern's is ro, "
+					    "nosuid, nodev, noexec)", k, mt->opts[i]);
+		if (!has_ns(m->c, "network"))
+			return fail(m, "mounts[%d]: a sysfs needs a 'network' entry in linux.namespaces (kern's "
+				    "sysfs is the box's own network namespace's)", k);
+		put(m, "--sysfs");
+		m->sysfs = 1;
+		return 0;
+	}
 	return fail(m, "mounts[%d]: type '%s' at %s is not supported%s", k, mt->type ? mt->type : "(none)",
-		    mt->dst, mt->type && !strcmp(mt->type, "sysfs") ? " (a box has no /sys but its cgroup view)" : "");
+		    mt->dst, mt->type && !strcmp(mt->type, "sysfs") ? " (kern mounts sysfs at /sys only)" : "");
 }
 
 static int listed(const char *const *names, const char *proc_rel)
@@ -267,10 +282,26 @@ static int proc_absent(const char *rel)
 	return lstat(path, &st) < 0 && errno == ENOENT;
 }
 
+/* A /sys entry kern's sysfs masks (rootfs_sys_empty, or below one), or
+ * one this kernel's sysfs does not have (/sys/fs/selinux without
+ * SELinux): the box's sysfs is the same kernel's. */
+static int sys_masked(const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	for (int i = 0; rootfs_sys_empty[i]; i++) {
+		size_t n = strlen(rootfs_sys_empty[i]);
+		if (!strncmp(rel, rootfs_sys_empty[i], n) && (rel[n] == 0 || rel[n] == '/'))
+			return 1;
+	}
+	snprintf(path, sizeof path, "/sys/%s", rel);
+	return lstat(path, &st) < 0 && errno == ENOENT;
+}
+
 /* maskedPaths and readonlyPaths are accepted where kern's own masks
  * (rootfs.h) already do as much, where this kernel has no such entry
- * (proc_absent), and below /sys, which a box does not have but for
- * /sys/fs/cgroup. */
+ * (proc_absent, sys_masked), and below /sys: without a sysfs mount a box
+ * has no /sys but its cgroup view, and kern's sysfs is read-only whole. */
 static int map_paths(struct m *m, const struct oci_config *c)
 {
 	for (int i = 0; i < c->nmasked + c->nreadonly; i++) {
@@ -280,8 +311,14 @@ static int map_paths(struct m *m, const struct oci_config *c)
 		int idx = masked ? i : i - c->nmasked;
 		if (!path_is_clean_abs(p))
 			return fail(m, "%s[%d] '%s' must be an absolute path without '.' or '..'", field, idx, p);
-		if (!strncmp(p, "/sys/", 5) && strncmp(p, "/sys/fs/cgroup", 14) != 0)
-			continue;
+		if (!strncmp(p, "/sys/", 5) && strncmp(p, "/sys/fs/cgroup", 14) != 0) {
+			if (!m->sysfs || !masked || sys_masked(p + 5))
+				continue;
+			return fail(m, "%s[%d] '%s' is not supported: kern's sysfs masks /sys/{%s} and is "
+				    "read-only whole", field, idx, p,
+				    "firmware,devices/virtual/powercap,dev/block,fs/selinux,kernel/security,"
+				    "kernel/debug,kernel/tracing");
+		}
 		const char *rel = !strncmp(p, "/proc/", 6) ? p + 6 : NULL;
 		int ok = rel && (listed(rootfs_proc_null, rel) || listed(rootfs_proc_empty, rel) ||
 				 (!masked && listed(rootfs_proc_ro, rel)) || proc_absent(rel));
@@ -406,7 +443,7 @@ static int map_resources(struct m *m, const struct oci_config *c)
 int oci_map(const struct oci_config *c, const char *bundle, const char *id, struct strv *argv, char *why,
 	    size_t wl)
 {
-	struct m m = {.argv = argv, .why = why, .wl = wl};
+	struct m m = {.argv = argv, .why = why, .wl = wl, .c = c};
 	char root[PATH_MAX], buf[PATH_MAX + 64];
 
 	if (oci_root_path(c, bundle, root, sizeof root, why, wl) < 0)

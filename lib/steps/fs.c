@@ -86,6 +86,7 @@ static const struct flag flags[] = {
 	{.name = "--net-host", .kind = FLAG_SET, .off = FS(net_host)},
 	{.name = "--tty", .kind = FLAG_SET, .off = FS(tty)},
 	{.name = "--cgroup2", .kind = FLAG_SET, .off = FS(cgroup2)},
+	{.name = "--sysfs", .kind = FLAG_SET, .off = FS(sysfs)},
 	{.name = "--workdir", .kind = FLAG_STR, .off = FS(workdir)},
 	{.name = "--mount", .kind = FLAG_LIST, .off = FS(binds), .count = FS(nbinds), .indirect = 1,
 	 .max_items = FS_STEP_MAX_ITEMS, .elem = sizeof(struct bind_spec), .parse = bind_parse,

@@ -388,6 +388,28 @@ PY
 	refused tm2 "mounts\[4\].options: 'exec' is not supported on a tmpfs"
 }
 
+@test "a sysfs mount is the box's own network namespace's, read-only, its firmware and debug entries masked; /sys masks kern does not make are refused" {
+	cfg '.mounts += [{destination: "/sys", type: "sysfs", source: "sysfs", options: ["nosuid", "noexec", "nodev", "ro"]}]
+		| .linux.maskedPaths += ["/sys/firmware", "/sys/devices/virtual/powercap"]' \
+		'["sh", "-c", "ls /sys/class/net; ls /sys/firmware | wc -l; grep \" /sys \" /proc/mounts; echo x >/sys/kernel/uevent_helper || echo ro"]'
+	run oci run -b "$B" sy1
+	assert_status 0
+	# Only the box's loopback: the host's interfaces are another namespace's.
+	[ "${lines[0]}" = lo ]
+	[ "${lines[1]}" = 0 ]
+	[[ ${lines[2]} == "sysfs /sys sysfs ro,nosuid,nodev,noexec"* ]]
+	assert_line_re "^ro$"
+	nothing_left sy1
+	cfg '.mounts += [{destination: "/sys", type: "sysfs", source: "sysfs", options: ["ro"]}]
+		| .linux.maskedPaths += ["/sys/class"]'
+	run oci create -b "$B" sy2
+	refused sy2 "linux.maskedPaths\[3\] '/sys/class' is not supported: kern's sysfs masks /sys/\{firmware,"
+	cfg '.mounts += [{destination: "/sys", type: "sysfs", source: "sysfs", options: ["ro"]}]
+		| .linux.namespaces -= [{type: "network"}]'
+	run oci create -b "$B" sy2
+	refused sy2 "mounts\[4\]: a sysfs needs a 'network' entry in linux.namespaces"
+}
+
 @test "process.user.additionalGids: the primary gid alone (containerd's [0] for root) runs; another gid is refused naming it" {
 	cfg '.process.user = {uid: 0, gid: 0, additionalGids: [0]}' '["sh", "-c", "id -g; echo ran"]'
 	run oci run -b "$B" ag1

@@ -184,7 +184,20 @@ TEST(oci_map_refuses_what_a_box_cannot_be)
 	CHECK(parse_with("\"mounts\": [{\"destination\": \"/sys\", \"type\": \"sysfs\"}], \"linux\": {" NS "}",
 			 why, sizeof why) == 0);
 	CHECK(oci_map(&cfg, "/b", "c", &argv, why, sizeof why) < 0);
-	CHECK(strstr(why, "type 'sysfs' at /sys is not supported") != NULL);
+	CHECK_STR(why, "mounts[0]: a sysfs needs a 'network' entry in linux.namespaces (kern's sysfs is the box's "
+		  "own network namespace's)");
+	strv_free(&argv);
+	oci_config_free(&cfg);
+	CHECK(parse_with("\"mounts\": [{\"destination\": \"/sys\", \"type\": \"sysfs\", \"options\": [\"rw\"]}], \"linux\": {" NS "}",
+			 why, sizeof why) == 0);
+	CHECK(oci_map(&cfg, "/b", "c", &argv, why, sizeof why) < 0);
+	CHECK_STR(why, "mounts[0].options: 'rw' is not supported on sysfs (kern's is ro, nosuid, nodev, noexec)");
+	strv_free(&argv);
+	oci_config_free(&cfg);
+	CHECK(parse_with("\"mounts\": [{\"destination\": \"/x\", \"type\": \"sysfs\"}], \"linux\": {" NS "}",
+			 why, sizeof why) == 0);
+	CHECK(oci_map(&cfg, "/b", "c", &argv, why, sizeof why) < 0);
+	CHECK(strstr(why, "type 'sysfs' at /x is not supported (kern mounts sysfs at /sys only)") != NULL);
 	strv_free(&argv);
 	oci_config_free(&cfg);
 	CHECK(parse_with("\"linux\": {\"namespaces\": [{\"type\": \"pid\"}]}", why, sizeof why) == 0);

@@ -178,7 +178,7 @@ TEST(steps_fs)
 {
 	CHECK(round_trips(&fs_step_flags,
 			  ARGV("--root", "overlay", "--lower", "/l", "--scratch", "/s", "--hostname", "h",
-			       "--disk", "0", "--ro", "--rootless", "--net-host", "--tty", "--cgroup2",
+			       "--disk", "0", "--ro", "--rootless", "--net-host", "--tty", "--cgroup2", "--sysfs",
 			       "--workdir", "/w", "--mount", "type=bind,src=/a,dst=/b",
 			       "--mount", "type=bind,src=/c,dst=/d,ro", "--tmpfs", "/t:16777216",
 			       "--tmpfs", "/run:0,mode=755,noexec,strictatime", "--tmpfs", "/vdisk/x:0", "--vdisk", "/vdisk/d:8388608", "--vdisk",
