@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pwd.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "base/parse.h"
@@ -440,6 +442,32 @@ static int map_resources(struct m *m, const struct oci_config *c)
 	return 0;
 }
 
+/* Root's boxes are owned by kern's subordinate ids, and a bound root is
+ * an idmapped mount so that box root owns what host root does. The
+ * engines' roots are overlayfs mounts (containerd's and podman's
+ * snapshots), which the kernel cannot idmap: box root would own nothing
+ * in its own root. A config without a user namespace asks for container
+ * root to be host root (runc's model); kern gives it that inside a user
+ * namespace mapping 0 to 0 (kern box --map-host-root), with the config's
+ * bounding set, kern's seccomp and masks. A config that asks for a user
+ * namespace on such a root is refused: kern cannot honour it there. */
+static int map_root_owner(struct m *m, const struct oci_config *c, const char *root)
+{
+	struct statfs sf;
+	if (geteuid() != 0)
+		return 0;
+	if (statfs(root, &sf) < 0)
+		return fail(m, "root.path %s: statfs: %s", root, strerror(errno));
+	if (sf.f_type != OVERLAYFS_SUPER_MAGIC)
+		return 0;
+	if (has_ns(c, "user"))
+		return fail(m, "linux.namespaces: a 'user' entry on root.path %s, an overlayfs mount, is not "
+			    "supported: the kernel cannot idmap it for kern's subordinate ids (leave 'user' out: "
+			    "container root is then host root, in a user namespace mapping 0 to 0)", root);
+	put(m, "--map-host-root");
+	return 0;
+}
+
 int oci_map(const struct oci_config *c, const char *bundle, const char *id, struct strv *argv, char *why,
 	    size_t wl)
 {
@@ -458,6 +486,8 @@ int oci_map(const struct oci_config *c, const char *bundle, const char *id, stru
 	if (c->terminal)
 		put(&m, "--tty");
 	put2(&m, "--rootfs", root);
+	if (map_root_owner(&m, c, root) < 0)
+		return -1;
 	/* The engine owns the root: writes land in it, as with runc, unless
 	 * it is read-only (then an overlay whose writes are discarded). */
 	put(&m, c->root_ro ? "--read-only" : "--bind-rootfs");

@@ -410,6 +410,26 @@ PY
 	refused sy2 "mounts\[4\]: a sysfs needs a 'network' entry in linux.namespaces"
 }
 
+@test "a root on overlayfs (the engines' snapshots), which cannot be idmapped: container root is host root in a user namespace mapping 0 to 0; with a 'user' entry refused" {
+	local ov=$BATS_TEST_TMPDIR/ov
+	mkdir -p "$ov/upper" "$ov/work" "$ov/merged"
+	mount -t overlay overlay -o "lowerdir=$ROOTFS,upperdir=$ov/upper,workdir=$ov/work" "$ov/merged"
+	cfg ".root.path = \"$ov/merged\"" '["sh", "-c", "mkdir /made && touch /made/f && id -u && cat /proc/self/uid_map"]'
+	run oci run -b "$B" ovl1
+	umount "$ov/merged"
+	assert_status 0
+	[ "${lines[0]}" = 0 ]
+	# 0 maps to 0, and the file landed in the engine's upper layer as host root's.
+	[[ ${lines[1]} =~ ^\ *0\ +0\ + ]]
+	[ "$(stat -c %u:%g "$ov/upper/made/f")" = 0:0 ]
+	nothing_left ovl1
+	mount -t overlay overlay -o "lowerdir=$ROOTFS,upperdir=$ov/upper,workdir=$ov/work" "$ov/merged"
+	cfg ".root.path = \"$ov/merged\" | .linux.namespaces += [{type: \"user\"}]"
+	run oci create -b "$B" ovl2
+	umount "$ov/merged"
+	refused ovl2 "linux.namespaces: a 'user' entry on root.path .*, an overlayfs mount, is not supported"
+}
+
 @test "process.user.additionalGids: the primary gid alone (containerd's [0] for root) runs; another gid is refused naming it" {
 	cfg '.process.user = {uid: 0, gid: 0, additionalGids: [0]}' '["sh", "-c", "id -g; echo ran"]'
 	run oci run -b "$B" ag1
