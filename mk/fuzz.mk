@@ -39,8 +39,10 @@ fuzz_src_image_config     := lib/oci/manifest.c lib/base/json.c lib/image/sideca
 fuzz_src_box_record       := lib/state/records.c lib/state/runtime_dirs.c lib/base/diag.c lib/base/xdg.c \
 			     lib/base/rmtree.c \
 			     lib/base/env.c lib/base/parse.c
-fuzz_src_oci_config       := lib/ociruntime/config.c lib/base/json.c lib/base/strv.c
+fuzz_src_oci_config       := lib/ociruntime/config.c lib/ociruntime/seccomp.c lib/base/json.c lib/base/strv.c \
+			     tests/unit/bpf_interp.c
 fuzz_dep_seccomp_bpf       := $(B)/gen/seccomp_bpf.h
+fuzz_dep_oci_config        := $(B)/gen/oci_syscalls.h
 fuzz_libs_pull_json        := -lmbedcrypto
 fuzz_libs_pull_ref         := -lmbedcrypto
 fuzz_libs_pull_wwwauth     := -lmbedcrypto

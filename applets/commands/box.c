@@ -68,6 +68,8 @@ static const char usage[] =
 	"  --ro, --read-only      read-only root\n"
 	"  -v SRC:DST[:ro|:rw]    bind a host path (a missing SRC is created)\n"
 	"  --mount type=bind,src=S,dst=D[,ro]   bind; SRC must exist\n"
+	"  --seccomp-bpf FILE     a seccomp BPF program loaded as well as kern's own\n"
+	"                         (kern-oci's compiled linux.seccomp)\n"
 	"  --sysfs                a read-only sysfs of the box's own network namespace at\n"
 	"                         /sys, firmware, powercap and debug entries masked\n"
 	"  --tmpfs PATH[:SIZE]    fresh tmpfs (nosuid,nodev, mode 1777); after SIZE\n"
@@ -153,6 +155,7 @@ enum box_flag_id {
 	BF_PIDS_LIMIT,
 	BF_CPU_SHARES,
 	BF_CGROUP_PATH,
+	BF_SECCOMP_BPF,
 	BF_SECURITY_PROFILE,
 	BF_APPARMOR,
 	BF_NET,
@@ -196,6 +199,7 @@ static const struct box_flag {
 	{"--pids-limit", NULL, ARG_VALUE, .id = BF_PIDS_LIMIT},
 	{"--cpu-shares", NULL, ARG_VALUE, .id = BF_CPU_SHARES},
 	{"--cgroup-path", NULL, ARG_VALUE, .id = BF_CGROUP_PATH},
+	{"--seccomp-bpf", NULL, ARG_VALUE, .id = BF_SECCOMP_BPF},
 	{"--security-profile", NULL, ARG_VALUE, .id = BF_SECURITY_PROFILE},
 	{"--apparmor", NULL, ARG_VALUE, .id = BF_APPARMOR},
 	{"--network", NULL, ARG_VALUE, .id = BF_NET},
@@ -333,6 +337,11 @@ static void apply_flag(struct box_args *a, const struct box_flag *fl, const char
 		if (geteuid() != 0)
 			usage_error("--cgroup-path needs root (kern places a user's box cgroups itself): '%s'", v);
 		a->limits.path = v;
+		break;
+	case BF_SECCOMP_BPF:
+		if (v[0] != '/')
+			usage_error("--seccomp-bpf must be an absolute path, not '%s'", v);
+		a->seccomp_bpf = v;
 		break;
 	case BF_SECURITY_PROFILE:
 		if (strcmp(v, "untrusted") != 0)
@@ -1069,6 +1078,12 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	l.run.ld = st->ld;
 	l.run.ld.caps = st->sc.caps;
 	l.run.ld.seccomp_mode = st->sc.seccomp_mode;
+	if (st->sc.bpf) {
+		struct sock_filter *prog;
+		if (seccomp_prog_read(st->sc.bpf, &prog, &l.run.ld.extra_len) < 0)
+			die_setup_errno("--seccomp-bpf %s (whole BPF instructions, 1 to 4096)", st->sc.bpf);
+		l.run.ld.extra_bpf = prog;
+	}
 	l.run.ld.apparmor = st->sc.apparmor;
 	l.run.ld.restrict_sxid = st->sc.restrict_sxid;
 	l.run.ld.host_ids = a->no_userns;

@@ -48,6 +48,7 @@ struct box_args {
 	struct cg_limits limits;
 	int cpus_set;
 	int sysfs;		/* --sysfs */
+	const char *seccomp_bpf;	/* --seccomp-bpf FILE */
 	int untrusted;
 	const char *apparmor;
 	int net;		/* enum net_mode */

@@ -257,6 +257,7 @@ int resolve_steps(struct launch *l, enum root_kind root)
 	s->sc.host_root = a->no_userns && s->host_root_ids;
 	s->sc.user = s->user;
 	s->sc.seccomp_mode = a->seccomp_mode;
+	s->sc.bpf = a->seccomp_bpf;
 	s->sc.seccomp_given = 1;
 	for (int i = 0; i < a->nulimits; i++)
 		s->sc.ulimits[i] = a->ulimit_raw[i];

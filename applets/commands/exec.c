@@ -69,6 +69,8 @@ static const char usage[] =
 	"  --env-file PATH        KEY=VALUE lines (also /proc/self/fd/N)\n"
 	"  -t, --tty              a terminal in the box for CMD (job control), relayed\n"
 	"                         to yours; stdin must be a terminal\n"
+	"  --seccomp-bpf FILE     a seccomp BPF program loaded as well (kern-oci's\n"
+	"                         compiled linux.seccomp)\n"
 	"\n"
 	"KERN_STARTED_FD and KERN_ALIVE_FD work as for `kern box`.\n"
 	"\n"
@@ -94,6 +96,7 @@ struct exec_args {
 	struct strv envfile;
 	char **cmd;
 	int tty;			/* -t */
+	const char *seccomp_bpf;	/* --seccomp-bpf FILE, or NULL */
 };
 
 struct exec_run {
@@ -168,7 +171,7 @@ static void parse(int argc, char **argv, struct exec_args *a)
 		}
 		int known = !strcmp(flag, "-w") || !strcmp(flag, "--workdir") || !strcmp(flag, "-u") ||
 			    !strcmp(flag, "--user") || !strcmp(flag, "-e") || !strcmp(flag, "--env") ||
-			    !strcmp(flag, "--env-file");
+			    !strcmp(flag, "--env-file") || !strcmp(flag, "--seccomp-bpf");
 		if (!known)
 			die("box", "unknown flag '%s'", flag);
 		if (eq)
@@ -185,6 +188,10 @@ static void parse(int argc, char **argv, struct exec_args *a)
 			if (!*v || strchr(v, '\n'))
 				die("box", "bad --user '%s'", v);
 			a->user = v;
+		} else if (!strcmp(flag, "--seccomp-bpf")) {
+			if (v[0] != '/')
+				die("box", "--seccomp-bpf must be an absolute path, not '%s'", v);
+			a->seccomp_bpf = v;
 		} else if (!strcmp(flag, "--env-file")) {
 			if (inside_state(v))
 				die("box", "--env-file %s is inside kern's own state", v);
@@ -321,6 +328,13 @@ static int prepare(struct exec_run *r)
 			      r->rec.name, r->rec.seccomp);
 	r->ld.seccomp_mode = mode;
 	r->ld.caps = r->rec.caps;
+	if (a->seccomp_bpf) {
+		struct sock_filter *prog;
+		if (seccomp_prog_read(a->seccomp_bpf, &prog, &r->ld.extra_len) < 0)
+			return refuse(r->alive_fd, "--seccomp-bpf %s: %s (whole BPF instructions, 1 to 4096)",
+				      a->seccomp_bpf, strerror(errno));
+		r->ld.extra_bpf = prog;
+	}
 	if (r->rec.no_userns) {
 		/* Its namespaces belong to the host's user namespace: joining
 		 * them takes root there. The command gets the workload's host

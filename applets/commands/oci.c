@@ -32,6 +32,7 @@
 #include "cgroup/cgroup.h"
 #include "ociruntime/config.h"
 #include "ociruntime/map.h"
+#include "ociruntime/seccomp.h"
 #include "ociruntime/state.h"
 #include "state/boxproc.h"
 #include "state/records.h"
@@ -232,6 +233,12 @@ char *oci_read_json(const char *verb, const char *path, size_t *len)
 }
 
 /* config.json of bundle, read and mapped into kern box's argv. */
+/* The config's compiled linux.seccomp, written into the container's
+ * directory once it exists (write_seccomp()); kern box loads it. */
+static struct sock_filter *seccomp_prog;
+static unsigned seccomp_len;
+static char seccomp_path[PATH_MAX + 32];
+
 static void load_bundle(const char *bundle, const char *id, struct oci_config *c, struct strv *argv)
 {
 	char path[PATH_MAX], why[1024];
@@ -241,6 +248,14 @@ static void load_bundle(const char *bundle, const char *id, struct oci_config *c
 	if (oci_config_parse(text, len, c, why, sizeof why) < 0)
 		oci_fail(EXIT_CLI, "create: config.json: %s", why);
 	free(text);
+	if (c->seccomp_json) {
+		if (oci_seccomp_compile(c->seccomp_json, c->seccomp_len, &seccomp_prog, &seccomp_len, why,
+					sizeof why) < 0)
+			oci_fail(EXIT_CLI, "create: config.json: %s", why);
+		oci_dir(id, path, sizeof path);
+		snprintf(seccomp_path, sizeof seccomp_path, "%s/" OCI_SECCOMP_FILE, path);
+		c->seccomp_file = seccomp_path;
+	}
 	if (oci_map(c, bundle, id, argv, why, sizeof why) < 0)
 		oci_fail(EXIT_CLI, "create: config.json: %s", why);
 }
@@ -292,6 +307,17 @@ int oci_pid_file(const char *path, pid_t pid)
 		errno = e;
 		return -1;
 	}
+	return 0;
+}
+
+static int write_seccomp(void)
+{
+	int fd = open(seccomp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	int bad = write_all(fd, seccomp_prog, sizeof *seccomp_prog * seccomp_len) < 0;
+	if (close(fd) < 0 || bad)
+		return -1;
 	return 0;
 }
 
@@ -364,6 +390,11 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 		oci_fail(EXIT_CLI, errno == EEXIST ? "%s: container %s already exists" : "%s: mkdir %s: %s", verb,
 		     errno == EEXIST ? v->id : dir, strerror(errno));
 	int lock = oci_state_lock(dir);
+	if (seccomp_prog && write_seccomp() < 0) {
+		int e = errno;
+		oci_state_remove(dir);
+		oci_fail(EXIT_SETUP, "%s: %s: %s", verb, seccomp_path, strerror(e));
+	}
 	snprintf(s.id, sizeof s.id, "%s", v->id);
 	snprintf(s.bundle, sizeof s.bundle, "%s", bundle);
 	s.creator = getpid();

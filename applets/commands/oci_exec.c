@@ -183,6 +183,11 @@ int oci_exec(int argc, char **argv)
 		oci_fail(EXIT_CLI, "exec: container %s is %s", x.id, status);
 	if (strv_push(&kargv, "exec") < 0 || strv_push(&kargv, x.id) < 0)
 		oci_fail(EXIT_SETUP, "out of memory");
+	/* The config's compiled linux.seccomp, as the container's process has it. */
+	char bpf[PATH_MAX + 32];
+	snprintf(bpf, sizeof bpf, "%s/" OCI_SECCOMP_FILE, dir);
+	if (access(bpf, F_OK) == 0 && (strv_push(&kargv, "--seccomp-bpf") < 0 || strv_push(&kargv, bpf) < 0))
+		oci_fail(EXIT_SETUP, "out of memory");
 	if (x.process) {
 		process_flags(x.process, &s, &kargv);
 	} else {

@@ -98,6 +98,12 @@ static int seccomp_main(int argc, char **argv)
 	rc.ld.seccomp_mode = c.seccomp_mode;
 	rc.ld.restrict_sxid = c.restrict_sxid;
 	rc.ld.apparmor = c.apparmor;
+	if (c.bpf) {
+		struct sock_filter *prog;
+		if (seccomp_prog_read(c.bpf, &prog, &rc.ld.extra_len) < 0)
+			die_setup("--seccomp-bpf %s: %s (whole BPF instructions, 1 to 4096)", c.bpf, strerror(errno));
+		rc.ld.extra_bpf = prog;
+	}
 	for (int i = 0; i < c.nulimits; i++)
 		if (ulimit_parse(c.ulimits[i], &rc.ld.ulimits[rc.ld.nulimits++], &bad) < 0)
 			die_setup("--ulimit %s: %s", c.ulimits[i], bad);

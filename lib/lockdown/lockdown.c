@@ -148,6 +148,10 @@ int lockdown_apply(const struct lockdown *ld, int for_exec)
 	}
 	if (ld->host_ids && caps_verify_host(ld, why) < 0)
 		return refuse(for_exec, why);
+	/* The config's program (kern-oci) first: it lets seccomp(2) through
+	 * to the filters below. */
+	if (ld->extra_len && seccomp_load_extra(ld->extra_bpf, ld->extra_len, why) < 0)
+		return refuse(for_exec, why);
 	/* The stacked filter first: loading it needs seccomp(2), which the
 	 * main program need not allow. */
 	if (ld->restrict_sxid && seccomp_load_sxid(why) < 0)

@@ -5,6 +5,7 @@
 #define KERN_LOCKDOWN_H
 
 #include <linux/capability.h>
+#include <linux/filter.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -61,7 +62,17 @@ struct lockdown {
 	 * (--workload-is-host-root). */
 	int host_ids;
 	int host_root_ok;
+	/* A program stacked on kern's own (kern box --seccomp-bpf: an OCI
+	 * config's compiled profile); every filter applies, the strictest
+	 * verdict wins. NULL = none. */
+	const struct sock_filter *extra_bpf;
+	unsigned extra_len;
 };
+
+/* --seccomp-bpf FILE: a classic BPF program, whole instructions, 1 to
+ * 4096 of them, read into *p (malloc'd). 0, or -1 with errno (EINVAL for
+ * a size that is no program). */
+int seccomp_prog_read(const char *path, struct sock_filter **p, unsigned *n);
 
 /* The capability restrict_sxid takes away: CAP_SETFCAP, since a file
  * capability written through an idmapped bind would hold on the host.

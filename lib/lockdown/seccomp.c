@@ -3,7 +3,10 @@
  * only loads the one for its mode and architecture, with a single system
  * call. No rule is compiled per box. */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -74,6 +77,44 @@ int seccomp_load_sxid(char *why)
 	snprintf(why, WHY_MAX, "seccomp(SECCOMP_SET_MODE_FILTER, no setuid/setgid files): %s",
 		 strerror(errno));
 	return -1;
+}
+
+int seccomp_load_extra(const struct sock_filter *p, unsigned n, char *why)
+{
+	struct sock_fprog prog = {.len = (unsigned short)n, .filter = (struct sock_filter *)p};
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0 ||
+	    (errno == ENOSYS && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0))
+		return 0;
+	snprintf(why, WHY_MAX, "seccomp(SECCOMP_SET_MODE_FILTER, the --seccomp-bpf program of %u instructions): %s",
+		 n, strerror(errno));
+	return -1;
+}
+
+int seccomp_prog_read(const char *path, struct sock_filter **p, unsigned *n)
+{
+	struct stat st;
+	*p = NULL;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    st.st_size % (off_t)sizeof **p || st.st_size > (off_t)(4096 * sizeof **p)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	*p = malloc((size_t)st.st_size);
+	ssize_t got = *p ? read(fd, *p, (size_t)st.st_size) : -1;
+	int e = errno;
+	close(fd);
+	if (got != st.st_size) {
+		free(*p);
+		*p = NULL;
+		errno = got < 0 ? e : EINVAL;
+		return -1;
+	}
+	*n = (unsigned)(st.st_size / (off_t)sizeof **p);
+	return 0;
 }
 
 int seccomp_installed(void)

@@ -20,5 +20,7 @@ int caps_verify_host(const struct lockdown *ld, char *why);
 int seccomp_load(int mode, char *why);
 /* The stacked no-setuid/setgid-files program (lockdown.h restrict_sxid). */
 int seccomp_load_sxid(char *why);
+/* The stacked program of lockdown.h extra_bpf. */
+int seccomp_load_extra(const struct sock_filter *p, unsigned n, char *why);
 
 #endif

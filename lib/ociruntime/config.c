@@ -485,10 +485,9 @@ static int one_of(const char *const *tab, const char *s)
 	return 0;
 }
 
-/* A profile is read whole so that one that does not compile says where
- * (an unknown action, architecture or operator, a malformed name); kern
- * then refuses it all the same: applying a config's own profile
- * (libseccomp at create) is a later slice. */
+/* A profile is checked whole here (an unknown action, architecture or
+ * operator, a malformed name is named) and kept as text: kern-oci
+ * compiles it at create (seccomp.c). */
 static int check_seccomp(struct p *p, int o)
 {
 	static const char *const known[] = {"defaultAction", "defaultErrnoRet", "architectures", "flags",
@@ -565,8 +564,13 @@ static int check_seccomp(struct p *p, int o)
 				return fail(p, "%s.op: unknown operator", path);
 		}
 	}
-	return fail(p, "linux.seccomp is not supported yet: kern applies its own prebuilt allowlist "
-		    "when linux.seccomp is absent (a config's profile compiles at create in a later release)");
+	const jsmntok_t *t = &p->j->tok[o];
+	p->c->seccomp_len = (size_t)(t->end - t->start);
+	if (!(p->c->seccomp_json = malloc(p->c->seccomp_len + 1)))
+		return fail(p, "out of memory");
+	memcpy(p->c->seccomp_json, p->j->js + t->start, p->c->seccomp_len);
+	p->c->seccomp_json[p->c->seccomp_len] = 0;
+	return 0;
 }
 
 /* linux.sysctl: an object of strings; which keys a box can have is
@@ -781,4 +785,6 @@ void oci_config_free(struct oci_config *c)
 	strv_free(&c->pool);
 	free(c->annotations);
 	c->annotations = NULL;
+	free(c->seccomp_json);
+	c->seccomp_json = NULL;
 }

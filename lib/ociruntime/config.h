@@ -83,6 +83,9 @@ struct oci_config {
 	uint64_t mem, swap, pids;	/* swap: memory+swap, as memory.swap */
 	uint64_t cpu_quota, cpu_period;
 	char *annotations;		/* the object's JSON text, re-quoted; "{}" when absent */
+	char *seccomp_json;		/* linux.seccomp's JSON text as given, NULL when absent */
+	size_t seccomp_len;
+	const char *seccomp_file;	/* set by kern-oci: where its compiled program is */
 	struct strv pool;		/* owns every string above */
 	const char *argv_store[OCI_MAX_ARGS + 1];
 };

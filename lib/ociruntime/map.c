@@ -517,6 +517,9 @@ int oci_map(const struct oci_config *c, const char *bundle, const char *id, stru
 			return -1;
 	if (map_paths(&m, c) < 0 || map_resources(&m, c) < 0)
 		return -1;
+	/* Compiled by kern-oci (seccomp.c) into its state directory. */
+	if (c->seccomp_file)
+		put2(&m, "--seccomp-bpf", c->seccomp_file);
 	/* Written by kern-oci into the box's namespaces before start. */
 	for (int i = 0; i < c->nsysctl; i++) {
 		char path[256];

@@ -26,6 +26,7 @@ struct oci_state {
 
 #define OCI_STATE_FILE "state.json"
 #define OCI_GATE_FILE "start"
+#define OCI_SECCOMP_FILE "seccomp.bpf"	/* the config's compiled linux.seccomp */
 
 /* The default --root: /run/kern-oci for root, $XDG_RUNTIME_DIR/kern-oci
  * (or /tmp/kern-oci-UID) otherwise. */

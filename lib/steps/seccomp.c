@@ -29,6 +29,7 @@ static const struct flag flags[] = {
 	{.name = "--ulimit", .kind = FLAG_LIST, .off = SC(ulimits), .count = SC(nulimits),
 	 .max_items = LOCKDOWN_MAX_ULIMITS, .check = ulimit_check},
 	{.name = "--apparmor", .kind = FLAG_STR, .off = SC(apparmor)},
+	{.name = "--seccomp-bpf", .kind = FLAG_STR, .off = SC(bpf), .check = check_abs},
 	{.name = "--tty", .kind = FLAG_SET, .off = SC(tty)},
 };
 

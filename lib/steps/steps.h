@@ -84,6 +84,7 @@ struct seccomp_step {
 	const char *ulimits[LOCKDOWN_MAX_ULIMITS];	/* NAME=SOFT[:HARD], checked */
 	int nulimits;
 	const char *apparmor;
+	const char *bpf;	/* --seccomp-bpf FILE: a program stacked on kern's */
 	int tty;
 	/* --env K=V and --env-file PATH in their order: later wins. Last, so
 	 * that a box touches only the first entries' pages. */

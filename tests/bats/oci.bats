@@ -510,12 +510,41 @@ PY
 	refused ab2 "linux.maskedPaths\[3\] '/proc/1/no-such-entry' is not supported"
 }
 
-@test "an engine's seccomp profile (hundreds of names in one entry) meets the one-line refusal naming linux.seccomp" {
-	names=$(seq 1 400 | sed 's/^/sc_/' | jq -R . | jq -s .)
-	cfg ".linux.seccomp = {defaultAction: \"SCMP_ACT_ERRNO\", defaultErrnoRet: 38,
-		architectures: [\"SCMP_ARCH_X86_64\"], syscalls: [{names: $names, action: \"SCMP_ACT_ALLOW\"}]}"
-	run oci create -b "$B" sc1
-	refused sc1 "^error: oci: create: config.json: linux.seccomp is not supported yet: kern applies its own prebuilt allowlist when linux.seccomp is absent"
+@test "linux.seccomp is compiled and loaded with kern's own filter: the profile's errno, its args, and kern's kill of mount both hold; exec gets it too" {
+	names=$(seq 1 400 | sed 's/^/sc_/' | jq -R . | jq -s '. + ["mkdir", "mkdirat"]')
+	cfg ".linux.seccomp = {defaultAction: \"SCMP_ACT_ALLOW\", architectures: [\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\"],
+		syscalls: [{names: $names, action: \"SCMP_ACT_ERRNO\", errnoRet: 13},
+			   {names: [\"setpriority\"], action: \"SCMP_ACT_ERRNO\", errnoRet: 22,
+			    args: [{index: 2, value: 5, op: \"SCMP_CMP_EQ\"}]}]}" \
+		'["sh", "-c", "mkdir /tmp/d 2>&1; renice -n 5 -p $$ >/dev/null 2>&1; echo nice5=$?; renice -n 3 -p $$ >/dev/null 2>&1; echo nice3=$?; mount -t tmpfs t /tmp; echo mount=$?"]'
+	run oci run -b "$B" sc1
+	assert_status 0
+	assert_line_re "can't create directory '/tmp/d': Permission denied"
+	# The profile's rule with args: EINVAL for 5 (renice says 1), 3 goes.
+	assert_line_re "^nice5=1$"
+	assert_line_re "^nice3=0$"
+	# kern's own filter kills mount(2), which the profile allows: 128 + SIGSYS.
+	assert_line_re "^mount=159$"
+	nothing_left sc1
+	# An exec in the container is under the same two filters.
+	cfg ".linux.seccomp = {defaultAction: \"SCMP_ACT_ALLOW\", syscalls: [{names: [\"mkdir\", \"mkdirat\"],
+		action: \"SCMP_ACT_ERRNO\", errnoRet: 13}]}"
+	oci run -d -b "$B" sc2 </dev/null >"$O" 2>&1 3>&-
+	wait_for "$O" "^started$" 5
+	run oci exec sc2 sh -c 'mkdir /tmp/e; echo rc=$?'
+	assert_line_re "Permission denied"
+	assert_line_re "^rc=1$"
+	oci delete -f sc2
+	nothing_left sc2
+}
+
+@test "linux.seccomp that kern cannot honour is refused in one line, nothing made" {
+	cfg '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["read"], action: "SCMP_ACT_NOTIFY"}]}'
+	run oci create -b "$B" sc3
+	refused sc3 "linux.seccomp.syscalls\[0\].action: SCMP_ACT_NOTIFY is not supported \(kern runs no tracer and no seccomp agent\)"
+	cfg '.linux.seccomp = {defaultAction: "SCMP_ACT_TRACE"}'
+	run oci create -b "$B" sc3
+	refused sc3 "linux.seccomp.defaultAction: SCMP_ACT_TRACE is not supported"
 }
 
 @test "bad bundles: one line naming the field, exit 1, nothing made" {

@@ -2,14 +2,18 @@
  * bytes, as a bundle's config.json and as an exec's process.json.
  * Property: it never crashes or over-reads (ASan, UBSan); what it accepts
  * has a command (args NULL-terminated, first non-empty), a cwd, counts
- * within their arrays, and annotations that are one JSON object again.
+ * within their arrays, and annotations that are one JSON object again;
+ * a linux.seccomp it keeps compiles (seccomp.c) into a program the
+ * kernel's checks accept (bpf_check), or fails with a reason.
  * Build: make fuzz. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/json.h"
+#include "bpf_interp.h"
 #include "ociruntime/config.h"
+#include "ociruntime/seccomp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -39,6 +43,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    !json_is_object(&j, 0))
 			abort();
 		json_free(&j);
+		struct sock_filter *p;
+		unsigned n;
+		if (c.seccomp_json) {
+			if (oci_seccomp_compile(c.seccomp_json, c.seccomp_len, &p, &n, why, sizeof why) == 0) {
+				if (bpf_check(p, n) != 0)
+					abort();
+				free(p);
+			} else if (!why[0]) {
+				abort();
+			}
+		}
 		oci_config_free(&c);
 	} else if (!why[0]) {
 		abort();
