@@ -36,6 +36,7 @@
 #include "box/envfile.h"
 #include "box/init.h"
 #include "box/logcap.h"
+#include "box/netns.h"
 #include "box/mountspec.h"
 #include "box/nouserns.h"
 #include "box/ns.h"
@@ -68,6 +69,8 @@ static const char usage[] =
 	"  --ro, --read-only      read-only root\n"
 	"  -v SRC:DST[:ro|:rw]    bind a host path (a missing SRC is created)\n"
 	"  --mount type=bind,src=S,dst=D[,ro]   bind; SRC must exist\n"
+	"  --netns PATH           join this network namespace instead of making one\n"
+	"                         (kern-oci's linux.namespaces path)\n"
 	"  --seccomp-bpf FILE     a seccomp BPF program loaded as well as kern's own\n"
 	"                         (kern-oci's compiled linux.seccomp)\n"
 	"  --sysfs                a read-only sysfs of the box's own network namespace at\n"
@@ -156,6 +159,7 @@ enum box_flag_id {
 	BF_CPU_SHARES,
 	BF_CGROUP_PATH,
 	BF_SECCOMP_BPF,
+	BF_NETNS,
 	BF_SECURITY_PROFILE,
 	BF_APPARMOR,
 	BF_NET,
@@ -200,6 +204,7 @@ static const struct box_flag {
 	{"--cpu-shares", NULL, ARG_VALUE, .id = BF_CPU_SHARES},
 	{"--cgroup-path", NULL, ARG_VALUE, .id = BF_CGROUP_PATH},
 	{"--seccomp-bpf", NULL, ARG_VALUE, .id = BF_SECCOMP_BPF},
+	{"--netns", NULL, ARG_VALUE, .id = BF_NETNS},
 	{"--security-profile", NULL, ARG_VALUE, .id = BF_SECURITY_PROFILE},
 	{"--apparmor", NULL, ARG_VALUE, .id = BF_APPARMOR},
 	{"--network", NULL, ARG_VALUE, .id = BF_NET},
@@ -337,6 +342,14 @@ static void apply_flag(struct box_args *a, const struct box_flag *fl, const char
 		if (geteuid() != 0)
 			usage_error("--cgroup-path needs root (kern places a user's box cgroups itself): '%s'", v);
 		a->limits.path = v;
+		break;
+	case BF_NETNS:
+		if (v[0] != '/')
+			usage_error("--netns must be an absolute path, not '%s'", v);
+		/* The box keeps the namespace it starts in: the joined one. */
+		a->netns = v;
+		a->net = NET_HOST;
+		a->net_flag = 1;
 		break;
 	case BF_SECCOMP_BPF:
 		if (v[0] != '/')
@@ -603,7 +616,9 @@ static int validate(struct box_args *a)
 		die("box", "--require-limits and --allow-uncapped are mutually exclusive");
 	/* A sysfs shows its network namespace's devices; the kernel gives a
 	 * user namespace's box none of the host's. */
-	if (a->sysfs && a->net == NET_HOST)
+	if (a->netns && a->net != NET_HOST)
+		die("box", "--netns joins a network namespace: --network none/--egress-allow do not apply");
+	if (a->sysfs && a->net == NET_HOST && !a->netns)
 		die("box", "--sysfs needs the box's own network namespace (not --net=host)");
 	/* Roots. */
 	if (!a->image && !a->rootfs) {
@@ -1100,6 +1115,8 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	ns_step_config(&st->ns, &l.nc);
 	l.nonroot = nonroot;
 	l.fs = st->fs;
+	if (a->netns && netns_join(a->netns, a->sysfs, &l.fs.sysfs_fd) < 0)
+		return fail_started(&l, EXIT_SETUP);
 	if (l.fs.shifted) {
 		ns_root_ids(&l.nc.ids);
 		ns_give_stdio(l.nc.ids.ubase, l.nc.ids.gbase);

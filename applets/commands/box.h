@@ -49,6 +49,7 @@ struct box_args {
 	int cpus_set;
 	int sysfs;		/* --sysfs */
 	const char *seccomp_bpf;	/* --seccomp-bpf FILE */
+	const char *netns;	/* --netns PATH: join, not make, the network namespace */
 	int untrusted;
 	const char *apparmor;
 	int net;		/* enum net_mode */

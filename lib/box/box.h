@@ -68,6 +68,10 @@ struct fs_config {
 	int net_host;		/* keep lo as the host's; copy resolv.conf */
 	int cgroup2;		/* mount the read-only cgroup2 view */
 	int sysfs;		/* --sysfs: a read-only, masked sysfs of the box's network namespace */
+	/* --netns: the detached sysfs the supervisor made in the joined
+	 * namespace (netns.h), which PID 1 attaches; 0 = none (descriptor 0
+	 * is stdin, never a mount). */
+	int sysfs_fd;
 	const char *workdir;	/* created if missing */
 	struct bind_spec *binds;
 	int nbinds;

@@ -541,15 +541,21 @@ const char *const rootfs_sys_empty[] = {"firmware", "devices/virtual/powercap", 
  * fully visible /sys is still in this mount namespace (the kernel allows
  * a user namespace's sysfs only then), and masked before the workload can
  * see it. */
-static void mount_sysfs(int rootfd, const char *root)
+static void mount_sysfs(int rootfd, const char *root, int detached)
 {
 	char path[4096];
 	const char *what;
 	struct statfs sf;
 	int fd = mkdir_beneath(rootfd, "sys", 0555);
-	if (fd < 0 || mount("sysfs", fd_path(fd, path, sizeof path), "sysfs",
-			    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+	if (fd >= 0 && detached > 0) {
+		/* A joined network namespace's (netns.h), made by the supervisor. */
+		if (syscall(SYS_move_mount, detached, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+			die_setup_errno("move_mount(sysfs) onto %s/sys", root);
+		close(detached);
+	} else if (fd < 0 || mount("sysfs", fd_path(fd, path, sizeof path), "sysfs",
+				   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 		die_setup_errno("mount sysfs on %s/sys", root);
+	}
 	close(fd);
 	int sys = openat(rootfd, "sys", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sys < 0 || fstatfs(sys, &sf) < 0 || sf.f_type != SYSFS_MAGIC)
@@ -732,7 +738,7 @@ void fs_build(const struct fs_config *c)
 		die_setup_errno("mount proc on %s/proc", merged);
 	close(fd);
 	if (c->sysfs)
-		mount_sysfs(rootfd, merged);
+		mount_sysfs(rootfd, merged, c->sysfs_fd);
 	if (c->cgroup2) {
 		fd = mkdir_beneath(rootfd, "sys/fs/cgroup", 0755);
 		if (fd < 0 || mount("cgroup2", fd_path(fd, path, sizeof path), "cgroup2",

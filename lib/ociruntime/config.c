@@ -340,15 +340,17 @@ static int parse_mounts(struct p *p, int arr)
 
 static int parse_namespaces(struct p *p, int arr)
 {
-	static const char *const known[] = {"type", NULL};
+	static const char *const known[] = {"type", "path", NULL};
 	char path[64];
 	if (!json_is_array(p->j, arr) || p->j->tok[arr].size > OCI_MAX_NS)
 		return fail(p, "linux.namespaces must be an array of at most %d objects", OCI_MAX_NS);
 	for (int k = 0; k < p->j->tok[arr].size; k++) {
 		int o = json_elem(p->j, arr, k), f;
 		snprintf(path, sizeof path, "linux.namespaces[%d]", k);
-		/* path (joining a namespace: a pod's pause container) is slice 3. */
 		if (keys_only(p, o, path, known) < 0)
+			return -1;
+		snprintf(path, sizeof path, "linux.namespaces[%d].path", k);
+		if ((f = field(p, o, "path")) >= 0 && !(p->c->ns_path[p->c->nns] = str(p, f, path)))
 			return -1;
 		snprintf(path, sizeof path, "linux.namespaces[%d].type", k);
 		if ((f = field(p, o, "type")) < 0)

@@ -70,6 +70,7 @@ struct oci_config {
 	struct oci_mount mounts[OCI_MAX_MOUNTS];
 	int nmounts;
 	const char *ns[OCI_MAX_NS];	/* linux.namespaces[].type, in order */
+	const char *ns_path[OCI_MAX_NS];	/* and its path, NULL when not given */
 	int nns;
 	struct oci_idmap uidmap[OCI_MAX_IDMAPS], gidmap[OCI_MAX_IDMAPS];
 	int nuidmap, ngidmap;

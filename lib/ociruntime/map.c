@@ -107,6 +107,20 @@ static int map_namespaces(struct m *m, const struct oci_config *c)
 			if (!strcmp(c->ns[k], c->ns[i]))
 				return fail(m, "linux.namespaces[%d].type: '%s' is listed twice", i, c->ns[i]);
 	}
+	/* A path joins an existing namespace: the network one only (a pod's
+	 * shared one, an engine's prepared one), which kern box --netns
+	 * opens and checks (nsfs, its type) before setns(2). */
+	for (int i = 0; i < c->nns; i++) {
+		if (!c->ns_path[i] || !*c->ns_path[i])
+			continue;
+		if (strcmp(c->ns[i], "network") != 0)
+			return fail(m, "linux.namespaces[%d].path: joining a '%s' namespace is not supported (kern "
+				    "joins a network namespace only; a box has its own %s namespace)", i, c->ns[i],
+				    c->ns[i]);
+		if (c->ns_path[i][0] != '/' || strpbrk(c->ns_path[i], "\n"))
+			return fail(m, "linux.namespaces[%d].path '%s' must be an absolute path", i, c->ns_path[i]);
+		put2(m, "--netns", c->ns_path[i]);
+	}
 	for (int k = 0; always[k]; k++)
 		if (!has_ns(c, always[k]))
 			return fail(m, "linux.namespaces: no '%s' entry: a box always has its own %s "

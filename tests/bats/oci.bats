@@ -430,6 +430,41 @@ PY
 	refused ovl2 "linux.namespaces: a 'user' entry on root.path .*, an overlayfs mount, is not supported"
 }
 
+@test "a network namespace path is joined (podman's, a pod's): the box sees its addresses in /proc/net and its devices in a sysfs of that namespace; hostile paths fail create" {
+	command -v ip >/dev/null || skip "ip (iproute2) is not installed"
+	local ns=kern-oci-t$$
+	ip netns add "$ns"
+	# Marks of that namespace: an address on its lo, an alias of its lo.
+	ip -n "$ns" addr add 10.123.45.67/32 dev lo
+	ip -n "$ns" link set lo alias kern-oci-mark
+	cfg ".linux.namespaces |= map(if .type == \"network\" then .path = \"/run/netns/$ns\" else . end)
+		| .mounts += [{destination: \"/sys\", type: \"sysfs\", source: \"sysfs\", options: [\"ro\", \"nosuid\"]}]" \
+		'["sh", "-c", "grep -c 10.123.45.67 /proc/net/fib_trie; cat /sys/class/net/lo/ifalias; ls /sys/firmware | wc -l"]'
+	run oci run -b "$B" nj1
+	assert_status 0
+	[ "${lines[0]}" -ge 1 ]
+	[ "${lines[1]}" = kern-oci-mark ]
+	[ "${lines[2]}" = 0 ]
+	nothing_left nj1
+	ip netns del "$ns"
+	# Not a namespace, another type of namespace, a symlink to one: 125, said why.
+	ln -s /proc/self/ns/net "$BATS_TEST_TMPDIR/nslink"
+	touch "$BATS_TEST_TMPDIR/ipcns"
+	mount --bind /proc/self/ns/ipc "$BATS_TEST_TMPDIR/ipcns"
+	for p in /etc/passwd:"not an nsfs file" "$BATS_TEST_TMPDIR/ipcns":"another namespace type" \
+		 "$BATS_TEST_TMPDIR/nslink":"Too many levels of symbolic links" /proc/1/ns/net:"Too many levels"; do
+		cfg ".linux.namespaces |= map(if .type == \"network\" then .path = \"${p%%:*}\" else . end)"
+		run oci create -b "$B" nj2
+		assert_status 125
+		assert_line_re "${p#*:}"
+		nothing_left nj2
+	done
+	umount "$BATS_TEST_TMPDIR/ipcns"
+	cfg '.linux.namespaces |= map(if .type == "uts" then .path = "/proc/1/ns/uts" else . end)'
+	run oci create -b "$B" nj3
+	refused nj3 "linux.namespaces\[3\].path: joining a 'uts' namespace is not supported"
+}
+
 @test "process.user.additionalGids: the primary gid alone (containerd's [0] for root) runs; another gid is refused naming it" {
 	cfg '.process.user = {uid: 0, gid: 0, additionalGids: [0]}' '["sh", "-c", "id -g; echo ran"]'
 	run oci run -b "$B" ag1

@@ -83,8 +83,8 @@ TEST(oci_config_names_every_field_it_refuses)
 	CHECK(refused_with("\"linux\": {\"intelRdt\": {}}", "linux.intelRdt is not supported"));
 	CHECK(refused_with("\"linux\": {\"resources\": {\"memory\": {\"kernel\": 1}}}",
 			   "linux.resources.memory.kernel is not supported"));
-	CHECK(refused_with("\"linux\": {\"namespaces\": [{\"type\": \"net\", \"path\": \"/x\"}]}",
-			   "linux.namespaces[0].path is not supported"));
+	CHECK(refused_with("\"linux\": {\"namespaces\": [{\"type\": \"net\", \"nspath\": \"/x\"}]}",
+			   "linux.namespaces[0].nspath is not supported"));
 	CHECK(refused_with("\"process\": {\"cwd\": \"/\"}", "process.args is missing"));
 	CHECK(refused_with("\"process\": {\"args\": [\"a\"], \"cwd\": \"/\", \"terminal\": 1}",
 			   "process.terminal must be true or false"));
@@ -198,6 +198,24 @@ TEST(oci_map_refuses_what_a_box_cannot_be)
 			 why, sizeof why) == 0);
 	CHECK(oci_map(&cfg, "/b", "c", &argv, why, sizeof why) < 0);
 	CHECK(strstr(why, "type 'sysfs' at /x is not supported (kern mounts sysfs at /sys only)") != NULL);
+	strv_free(&argv);
+	oci_config_free(&cfg);
+	/* A path joins a network namespace; another type's is refused. */
+	CHECK(parse_with("\"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"mount\"}, {\"type\": "
+			 "\"ipc\", \"path\": \"/proc/1/ns/ipc\"}, {\"type\": \"uts\"}]}", why, sizeof why) == 0);
+	CHECK(oci_map(&cfg, "/b", "c", &argv, why, sizeof why) < 0);
+	CHECK_STR(why, "linux.namespaces[2].path: joining a 'ipc' namespace is not supported (kern joins a network "
+		  "namespace only; a box has its own ipc namespace)");
+	strv_free(&argv);
+	oci_config_free(&cfg);
+	CHECK(parse_with("\"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"mount\"}, {\"type\": "
+			 "\"ipc\"}, {\"type\": \"uts\"}, {\"type\": \"network\", \"path\": \"/run/netns/n\"}]}",
+			 why, sizeof why) == 0);
+	CHECK(oci_map(&cfg, "/b", "c", &argv, why, sizeof why) == 0);
+	int found = 0;
+	for (size_t i = 0; i + 1 < argv.n; i++)
+		found |= !strcmp(argv.v[i], "--netns") && !strcmp(argv.v[i + 1], "/run/netns/n");
+	CHECK(found);
 	strv_free(&argv);
 	oci_config_free(&cfg);
 	CHECK(parse_with("\"linux\": {\"namespaces\": [{\"type\": \"pid\"}]}", why, sizeof why) == 0);
