@@ -36,8 +36,47 @@ static int differs(pid_t pid, const char *t)
 	return stat(path, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev;
 }
 
+/* The keys of namespace type ns (CLONE_NEWNET or CLONE_NEWIPC). */
+static void write_keys(const struct oci_config *c, int own_net, int ns)
+{
+	for (int i = 0; i < c->nsysctl; i++) {
+		char path[256], why[512];
+		const char *k = c->sysctl_key[i], *v = c->sysctl_val[i];
+		int t = oci_sysctl_ns(k, own_net, path, sizeof path, why, sizeof why);
+		if (t < 0)
+			oci_fail(EXIT_CLI, "create: config.json: %s", why);
+		if (t != ns)
+			continue;
+		int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			oci_fail(EXIT_SETUP, "create: linux.sysctl.%s: open %s: %s", k, path, strerror(errno));
+		if (write(fd, v, strlen(v)) != (ssize_t)strlen(v))
+			oci_fail(EXIT_SETUP, "create: linux.sysctl.%s = '%.200s': write %s: %s", k, v, path,
+				 strerror(errno));
+		close(fd);
+	}
+}
+
+static int net_joined(const struct oci_config *c)
+{
+	for (int i = 0; i < c->nns; i++)
+		if (!strcmp(c->ns[i], "network") && c->ns_path[i] && *c->ns_path[i])
+			return 1;
+	return 0;
+}
+
 static void write_all_keys(int pid1_fd, pid_t pid1, const struct oci_config *c, int own_net)
 {
+	/* A network namespace the box joined (linux.namespaces path) is the
+	 * host user namespace's: its files answer to host root, so its keys
+	 * are written first, as host root, in that namespace alone (their
+	 * values, ping_group_range's gids, then read as the host's). */
+	if (net_joined(c) && differs(pid1, "net")) {
+		if (setns(pid1_fd, CLONE_NEWNET) < 0)
+			oci_fail(EXIT_SETUP, "create: linux.sysctl: setns(pidfd of the box's PID 1 %d, net): %s",
+				 (int)pid1, strerror(errno));
+		write_keys(c, own_net, CLONE_NEWNET);
+	}
 	int flags = (differs(pid1, "user") ? CLONE_NEWUSER : 0) | (differs(pid1, "net") ? CLONE_NEWNET : 0) |
 		    (differs(pid1, "ipc") ? CLONE_NEWIPC : 0);
 	if (flags && setns(pid1_fd, flags) < 0)
@@ -48,19 +87,9 @@ static void write_all_keys(int pid1_fd, pid_t pid1, const struct oci_config *c, 
 	if ((flags & CLONE_NEWUSER) && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
 		oci_fail(EXIT_SETUP, "create: linux.sysctl: setresuid/setresgid(0) in the box's user namespace: %s",
 			 strerror(errno));
-	for (int i = 0; i < c->nsysctl; i++) {
-		char path[256], why[512];
-		const char *k = c->sysctl_key[i], *v = c->sysctl_val[i];
-		if (oci_sysctl_ns(k, own_net, path, sizeof path, why, sizeof why) < 0)
-			oci_fail(EXIT_CLI, "create: config.json: %s", why);
-		int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0)
-			oci_fail(EXIT_SETUP, "create: linux.sysctl.%s: open %s: %s", k, path, strerror(errno));
-		if (write(fd, v, strlen(v)) != (ssize_t)strlen(v))
-			oci_fail(EXIT_SETUP, "create: linux.sysctl.%s = '%.200s': write %s: %s", k, v, path,
-				 strerror(errno));
-		close(fd);
-	}
+	if (!net_joined(c))
+		write_keys(c, own_net, CLONE_NEWNET);
+	write_keys(c, own_net, CLONE_NEWIPC);
 }
 
 /* Everything in a child: its errors are oci_fail()'s lines (stderr and

@@ -437,10 +437,13 @@ static int map_resources(struct m *m, const struct oci_config *c)
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)c->mem);
 		put2(m, "--memory", buf);
 	}
-	/* memory.swap is memory plus swap: a box never swaps, so only the
-	 * memory limit itself (or -1, "as the runtime does") means that. */
-	if (c->swap_set && c->swap != UINT64_MAX && !(c->mem_set && c->swap == c->mem))
-		return fail(m, "linux.resources.memory.swap: a box never swaps (give -1 or the memory limit)");
+	/* memory.swap is memory plus swap. A box never swaps, so any value
+	 * at or above the memory limit (podman writes twice it) is a cap the
+	 * box keeps more strictly: memory alone, swap 0. Below it is no
+	 * limit the kernel takes. */
+	if (c->swap_set && c->swap != UINT64_MAX && (!c->mem_set || c->swap < c->mem))
+		return fail(m, "linux.resources.memory.swap %llu: a box never swaps (give -1, or a value at or "
+			    "above linux.resources.memory.limit)", (unsigned long long)c->swap);
 	if (c->pids_set) {
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)c->pids);
 		put2(m, "--pids-limit", buf);

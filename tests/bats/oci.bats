@@ -19,6 +19,11 @@ setup() {
 }
 
 teardown() {
+	[ ! -s "$BATS_TEST_TMPDIR/netns" ] || ip netns del "$(cat "$BATS_TEST_TMPDIR/netns")" 2>/dev/null || true
+	local m
+	for m in "$BATS_TEST_TMPDIR/ipcns" "$BATS_TEST_TMPDIR/ov/merged"; do
+		! mountpoint -q "$m" 2>/dev/null || umount "$m"
+	done
 	local id
 	for id in $(ls "$R" 2>/dev/null); do "$KERN" oci --root "$R" delete -f "$id" 2>/dev/null || true; done
 }
@@ -434,6 +439,7 @@ PY
 	command -v ip >/dev/null || skip "ip (iproute2) is not installed"
 	local ns=kern-oci-t$$
 	ip netns add "$ns"
+	echo "$ns" >"$BATS_TEST_TMPDIR/netns"
 	# Marks of that namespace: an address on its lo, an alias of its lo.
 	ip -n "$ns" addr add 10.123.45.67/32 dev lo
 	ip -n "$ns" link set lo alias kern-oci-mark
@@ -447,6 +453,7 @@ PY
 	[ "${lines[2]}" = 0 ]
 	nothing_left nj1
 	ip netns del "$ns"
+	rm "$BATS_TEST_TMPDIR/netns"
 	# Not a namespace, another type of namespace, a symlink to one: 125, said why.
 	ln -s /proc/self/ns/net "$BATS_TEST_TMPDIR/nslink"
 	touch "$BATS_TEST_TMPDIR/ipcns"
@@ -463,6 +470,18 @@ PY
 	cfg '.linux.namespaces |= map(if .type == "uts" then .path = "/proc/1/ns/uts" else . end)'
 	run oci create -b "$B" nj3
 	refused nj3 "linux.namespaces\[3\].path: joining a 'uts' namespace is not supported"
+}
+
+@test "linux.resources.memory.swap at or above the limit (podman writes twice it) is the memory cap alone, swap 0; below it refused" {
+	cfg '.linux.resources.memory = {limit: 33554432, swap: 67108864}' \
+		'["sh", "-c", "x=$(head -c 50000000 /dev/zero | tr \"\\0\" x); echo survived"]'
+	run --separate-stderr oci run -b "$B" sw1
+	# 50 MB does not fit 32 MiB, whatever swap was offered: no swap at all.
+	assert_status 137
+	nothing_left sw1
+	cfg '.linux.resources.memory = {limit: 33554432, swap: 16777216}'
+	run oci create -b "$B" sw2
+	refused sw2 "linux.resources.memory.swap 16777216: a box never swaps \(give -1, or a value at or above linux.resources.memory.limit\)"
 }
 
 @test "process.user.additionalGids: the primary gid alone (containerd's [0] for root) runs; another gid is refused naming it" {
