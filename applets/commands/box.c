@@ -618,6 +618,9 @@ static int validate(struct box_args *a)
 	 * user namespace's box none of the host's. */
 	if (a->netns && a->net != NET_HOST)
 		die("box", "--netns joins a network namespace: --network none/--egress-allow do not apply");
+	/* The supervisor joins it; no applet of the chain does. */
+	if (a->netns && a->plan)
+		die("box", "--netns has no applet-chain form (--plan)");
 	if (a->sysfs && a->net == NET_HOST && !a->netns)
 		die("box", "--sysfs needs the box's own network namespace (not --net=host)");
 	/* Roots. */

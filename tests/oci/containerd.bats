@@ -62,6 +62,11 @@ teardown_file() {
 	wait "$CTD_PID" 2>/dev/null || true
 	umount -R "$CTD/state" "$CTD/root" 2>/dev/null || true
 	rm -rf "$CTD"
+	# The cgroup parent of containerd's cgroupsPath (/default/ID), when empty.
+	local d
+	for d in /sys/fs/cgroup/*/default /sys/fs/cgroup/default; do
+		[ ! -d "$d" ] || rmdir "$d" 2>/dev/null || true
+	done
 }
 
 setup() {

@@ -42,6 +42,12 @@ teardown_file() {
 		P system reset --force >/dev/null 2>&1 || true
 		rm -rf "$PR"
 	fi
+	# The cgroup parents podman's cgroupsPath made (runc's and kern-oci's
+	# runs alike), when empty.
+	local d
+	for d in /sys/fs/cgroup/*/libpod_parent/conmon /sys/fs/cgroup/*/libpod_parent /sys/fs/cgroup/libpod_parent; do
+		[ ! -d "$d" ] || rmdir "$d" 2>/dev/null || true
+	done
 	registry_stop
 }
 
