@@ -81,8 +81,14 @@ static void print_lines(int fd, const char *text)
 	while (*p) {
 		const char *e = strchrnul(p, '\n');
 		char line[3200];
-		snprintf(line, sizeof line, "%.*s\n", (int)(e - p), p);
+		int n = snprintf(line, sizeof line, "%.*s\n", (int)(e - p), p);
 		(void)write_all(fd, line, strlen(line));
+		/* PID 1's setup failure, relayed here, is the line kern-oci's
+		 * --log must end with (diag.h diag_tee). */
+		if (fd == 2 && diag_tee && n > 0 && (size_t)n < sizeof line) {
+			line[n - 1] = 0;
+			diag_tee(line);
+		}
 		p = *e ? e + 1 : e;
 	}
 }

@@ -26,6 +26,12 @@ teardown() {
 	done
 	local id
 	for id in $(ls "$R" 2>/dev/null); do "$KERN" oci --root "$R" delete -f "$id" 2>/dev/null || true; done
+	# The parents a linux.cgroupsPath test made.
+	if [ -s "$BATS_TEST_TMPDIR/cgtop" ]; then
+		for m in /sys/fs/cgroup/*/"$(cat "$BATS_TEST_TMPDIR/cgtop")" /sys/fs/cgroup/"$(cat "$BATS_TEST_TMPDIR/cgtop")"; do
+			[ ! -d "$m" ] || rmdir "$m" 2>/dev/null || true
+		done
+	fi
 }
 
 oci() { "$KERN" oci --root "$R" "$@"; }
@@ -329,6 +335,7 @@ PY
 
 @test "linux.cgroupsPath is the box cgroup below each hierarchy's root, with cpu.shares; delete removes it, the parents stay as runc leaves them" {
 	local top=kern-oci-test-$$ d m c
+	echo "$top" >"$BATS_TEST_TMPDIR/cgtop"
 	cfg ".linux.cgroupsPath = \"/$top/cp1\" | .linux.resources.cpu = {shares: 512}" \
 		'["sh", "-c", "cat /proc/self/cgroup; echo up; sleep 30", "oci-cp1-marker"]'
 	oci run -d -b "$B" cp1 </dev/null >"$O" 2>&1 3>&-
@@ -338,7 +345,7 @@ PY
 	if [ -n "$m" ]; then
 		# cgroup v1: the caps on the path, the tasks one level down (kern's leaf).
 		[ "$(cat "$m/$top/cp1/memory.limit_in_bytes")" = 268435456 ]
-		[ -s "$m/$top/cp1/box/cgroup.procs" ]
+		grep -q . "$m/$top/cp1/box/cgroup.procs"
 		[ "$(cat "$c/$top/cp1/cpu.shares")" = 512 ]
 	else
 		d=/sys/fs/cgroup/$top/cp1
@@ -677,6 +684,14 @@ PY
 	"$KERN" oci --root "$R" --log "$L.txt" create -b "$B" lg1 </dev/null >"$O" 2>&1 3>&- || true
 	grep -q 'level=error msg="kern: sandbox setup failed: --mount source /nonexistent-kern-oci-src' "$L.txt"
 	nothing_left lg1
+	# A failure in the box's PID 1 (relayed by the supervisor) is the last line too.
+	ln -sfn /etc "$ROOTFS/esc"
+	cfg ".mounts += [{destination: \"/esc/kern-oci-escape\", type: \"bind\", source: \"$ROOTFS/bin\", options: [\"rbind\", \"ro\"]}]"
+	"$KERN" oci --root "$R" --log "$L" --log-format json create -b "$B" lg2 </dev/null >"$O" 2>&1 3>&- && rc=0 || rc=$?
+	rm -f "$ROOTFS/esc"
+	[ "$rc" = 125 ] || { cat "$O"; false; }
+	tail -n 1 "$L" | jq -e '.msg | test("^kern: sandbox setup failed: .*a component is a symlink in the box root")'
+	nothing_left lg2
 }
 
 @test "features is JSON, also as kern-oci; --systemd-cgroup, pause and a duplicate id are refused in one line" {
