@@ -12,6 +12,7 @@
 #include "base/fdutil.h"
 #include "base/json.h"
 #include "base/rmtree.h"
+#include "box/ns.h"
 #include "ociruntime/state.h"
 #include "state/records.h"
 
@@ -20,7 +21,9 @@
 void oci_default_root(char *out, size_t len)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	if (geteuid() == 0)
+	/* uid 0 of a rootless engine's user namespace (podman runs its
+	 * runtime there) is the user, whose runtime directory it is. */
+	if (geteuid() == 0 && ns_initial_userns())
 		snprintf(out, len, "/run/kern-oci");
 	else if (xdg && xdg[0] == '/')
 		snprintf(out, len, "%s/kern-oci", xdg);

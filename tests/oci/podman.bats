@@ -157,3 +157,53 @@ cid() { P inspect --format '{{.Id}}' "$1"; }
 	assert_status 0
 	[ "${#lines[@]}" -eq 0 ] || { printf '# %s\n' "${lines[@]}" >&3; false; }
 }
+
+@test "rootless podman (the test user; --network none, since slirp4netns cannot open /dev/net/tun here) runs on kern-oci: stdout, exit status, exec, stop; nothing left" {
+	local user d fx
+	user=$("$TREE/tests/helpers/test-user") || skip "the test user could not be created"
+	fx=$(fixture_busybox) || skip "the busybox fixture could not be built"
+	# What the user needs, readable by it: kern (kern-oci), the image.
+	d=/tmp/kern-oci-rootless-$$
+	rm -rf "$d"
+	mkdir "$d"
+	echo "$d" >"$BATS_TEST_TMPDIR/rootless-dir"
+	chmod 755 "$d"
+	cp "$TREE/build/kern" "$d/kern"
+	ln -s kern "$d/kern-oci"
+	cp -a "$fx/busybox" "$d/bb"
+	chmod -R a+rX "$d"
+	mkdir -m 700 "$d/u" && chown "$user:" "$d/u"
+	RP() {
+		runuser -u "$user" -- env -i HOME="/home/$user" USER="$user" PATH=/usr/local/bin:/usr/bin:/bin \
+			XDG_RUNTIME_DIR="$d/u" podman --root "$d/u/root" --runroot "$d/u/runroot" --tmpdir "$d/u/tmp" \
+			--cgroup-manager cgroupfs --events-backend file "$@" 2> >(grep -v 'is not a shared mount' >&2)
+	}
+	RP pull -q "oci:$d/bb" >/dev/null
+	local img=localhost$d/bb rf=(--network none "${ULIMITS[@]}")
+	run RP --runtime "$d/kern-oci" run --rm "${rf[@]}" "$img" sh -c 'id -u; cat /proc/self/uid_map; exit 5'
+	assert_status 5
+	[ "${lines[0]}" = 0 ]
+	# Box root is the user's podman root, which is the user on the host.
+	[[ ${lines[1]} =~ ^\ *0\ +0\ +1$ ]]
+	RP --runtime "$d/kern-oci" run -d --name rl1 "${rf[@]}" "$img" sleep 60 >/dev/null
+	run RP --runtime "$d/kern-oci" exec rl1 sh -c 'echo in-exec'
+	assert_status 0
+	[ "$output" = in-exec ]
+	RP --runtime "$d/kern-oci" stop -t 5 rl1 >/dev/null
+	[ "$(RP inspect --format '{{.State.ExitCode}}' rl1)" = 143 ]
+	RP --runtime "$d/kern-oci" rm rl1 >/dev/null
+	[ -z "$(RP ps -a -q)" ]
+	[ -z "$(ls -A "$d/u/kern-oci")" ]
+	run runuser -u "$user" -- env -i HOME="/home/$user" XDG_RUNTIME_DIR="$d/u" "$d/kern" ps -q
+	[ -z "$output" ]
+}
+
+teardown() {
+	local d
+	[ -s "$BATS_TEST_TMPDIR/rootless-dir" ] || return 0
+	d=$(cat "$BATS_TEST_TMPDIR/rootless-dir")
+	runuser -u kerntest -- env -i HOME=/home/kerntest XDG_RUNTIME_DIR="$d/u" PATH=/usr/bin:/bin \
+		podman --root "$d/u/root" --runroot "$d/u/runroot" --tmpdir "$d/u/tmp" system reset --force \
+		>/dev/null 2>&1 || true
+	rm -rf "$d"
+}
