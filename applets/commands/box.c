@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -36,7 +37,7 @@
 #include "box/envfile.h"
 #include "box/init.h"
 #include "box/logcap.h"
-#include "box/netns.h"
+#include "box/nsjoin.h"
 #include "box/mountspec.h"
 #include "box/nouserns.h"
 #include "box/ns.h"
@@ -70,6 +71,7 @@ static const char usage[] =
 	"  -v SRC:DST[:ro|:rw]    bind a host path (a missing SRC is created)\n"
 	"  --mount type=bind,src=S,dst=D[,ro]   bind; SRC must exist\n"
 	"  --netns PATH           join this network namespace instead of making one\n"
+	"  --ipcns PATH, --utsns PATH   the same for the IPC and UTS namespaces\n"
 	"                         (kern-oci's linux.namespaces path)\n"
 	"  --seccomp-bpf FILE     a seccomp BPF program loaded as well as kern's own\n"
 	"                         (kern-oci's compiled linux.seccomp)\n"
@@ -160,6 +162,8 @@ enum box_flag_id {
 	BF_CGROUP_PATH,
 	BF_SECCOMP_BPF,
 	BF_NETNS,
+	BF_IPCNS,
+	BF_UTSNS,
 	BF_SECURITY_PROFILE,
 	BF_APPARMOR,
 	BF_NET,
@@ -205,6 +209,8 @@ static const struct box_flag {
 	{"--cgroup-path", NULL, ARG_VALUE, .id = BF_CGROUP_PATH},
 	{"--seccomp-bpf", NULL, ARG_VALUE, .id = BF_SECCOMP_BPF},
 	{"--netns", NULL, ARG_VALUE, .id = BF_NETNS},
+	{"--ipcns", NULL, ARG_VALUE, .id = BF_IPCNS},
+	{"--utsns", NULL, ARG_VALUE, .id = BF_UTSNS},
 	{"--security-profile", NULL, ARG_VALUE, .id = BF_SECURITY_PROFILE},
 	{"--apparmor", NULL, ARG_VALUE, .id = BF_APPARMOR},
 	{"--network", NULL, ARG_VALUE, .id = BF_NET},
@@ -350,6 +356,12 @@ static void apply_flag(struct box_args *a, const struct box_flag *fl, const char
 		a->netns = v;
 		a->net = NET_HOST;
 		a->net_flag = 1;
+		break;
+	case BF_IPCNS:
+	case BF_UTSNS:
+		if (v[0] != '/')
+			usage_error("--ipcns and --utsns take an absolute path, not '%s'", v);
+		*(fl->id == BF_IPCNS ? &a->ipcns : &a->utsns) = v;
 		break;
 	case BF_SECCOMP_BPF:
 		if (v[0] != '/')
@@ -618,9 +630,11 @@ static int validate(struct box_args *a)
 	 * user namespace's box none of the host's. */
 	if (a->netns && a->net != NET_HOST)
 		die("box", "--netns joins a network namespace: --network none/--egress-allow do not apply");
-	/* The supervisor joins it; no applet of the chain does. */
-	if (a->netns && a->plan)
-		die("box", "--netns has no applet-chain form (--plan)");
+	/* The supervisor joins them; no applet of the chain does. */
+	if ((a->netns || a->ipcns || a->utsns) && a->plan)
+		die("box", "--netns, --ipcns and --utsns have no applet-chain form (--plan)");
+	if (a->utsns && a->hostname)
+		die("box", "--utsns joins a UTS namespace: its name stays (no --hostname)");
 	if (a->sysfs && a->net == NET_HOST && !a->netns)
 		die("box", "--sysfs needs the box's own network namespace (not --net=host)");
 	/* Roots. */
@@ -1118,8 +1132,15 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	ns_step_config(&st->ns, &l.nc);
 	l.nonroot = nonroot;
 	l.fs = st->fs;
-	if (a->netns && netns_join(a->netns, a->sysfs, &l.fs.sysfs_fd) < 0)
+	/* Namespaces joined by path (kern-oci), before PID 1 is cloned:
+	 * it stays in them and makes no such namespace of its own. */
+	if ((a->netns && ns_join_path("--netns", a->netns, CLONE_NEWNET, a->sysfs ? "sysfs" : NULL,
+				      &l.fs.sysfs_fd) < 0) ||
+	    (a->ipcns && ns_join_path("--ipcns", a->ipcns, CLONE_NEWIPC, "mqueue", &l.fs.mqueue_fd) < 0) ||
+	    (a->utsns && ns_join_path("--utsns", a->utsns, CLONE_NEWUTS, NULL, NULL) < 0))
 		return fail_started(&l, EXIT_SETUP);
+	l.nc.keep_ipc = a->ipcns != NULL;
+	l.nc.keep_uts = l.fs.uts_joined = a->utsns != NULL;
 	if (l.fs.shifted) {
 		ns_root_ids(&l.nc.ids);
 		ns_give_stdio(l.nc.ids.ubase, l.nc.ids.gbase);

@@ -50,6 +50,7 @@ struct box_args {
 	int sysfs;		/* --sysfs */
 	const char *seccomp_bpf;	/* --seccomp-bpf FILE */
 	const char *netns;	/* --netns PATH: join, not make, the network namespace */
+	const char *ipcns, *utsns;	/* --ipcns, --utsns PATH: the same */
 	int untrusted;
 	const char *apparmor;
 	int net;		/* enum net_mode */

@@ -552,11 +552,12 @@ static void __attribute__((noreturn)) relay_main(struct exec_run *r, pid_t paren
 	unsigned long root_uid, root_gid;
 	if (r->rec.shifted && ns_box_root(r->rec.pid1, &root_uid, &root_gid) == 0)
 		ns_give_stdio(root_uid, root_gid);
-	/* A network namespace the box joined (kern box --netns) belongs to
-	 * the host's user namespace, over which box root has no power: root
-	 * joins it first, while still host root. */
+	/* Namespaces the box joined (kern box --netns, --ipcns, --utsns)
+	 * belong to the host's user namespace, over which box root has no
+	 * power: root joins them first, while still host root. */
 	for (size_t i = 0; geteuid() == 0 && i < BOX_NS_COUNT; i++)
-		if (r->nsfd[i] >= 0 && box_ns[i].type == CLONE_NEWNET && setns(r->nsfd[i], CLONE_NEWNET) == 0) {
+		if (r->nsfd[i] >= 0 && (box_ns[i].type & (CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)) &&
+		    setns(r->nsfd[i], box_ns[i].type) == 0) {
 			close(r->nsfd[i]);
 			r->nsfd[i] = -1;
 		}

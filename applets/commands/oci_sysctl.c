@@ -57,25 +57,32 @@ static void write_keys(const struct oci_config *c, int own_net, int ns)
 	}
 }
 
-static int net_joined(const struct oci_config *c)
+/* The config joined its namespace of this type (linux.namespaces path). */
+static int joined(const struct oci_config *c, const char *type)
 {
 	for (int i = 0; i < c->nns; i++)
-		if (!strcmp(c->ns[i], "network") && c->ns_path[i] && *c->ns_path[i])
+		if (!strcmp(c->ns[i], type) && c->ns_path[i] && *c->ns_path[i])
 			return 1;
 	return 0;
 }
 
 static void write_all_keys(int pid1_fd, pid_t pid1, const struct oci_config *c, int own_net)
 {
-	/* A network namespace the box joined (linux.namespaces path) is the
-	 * host user namespace's: its files answer to host root, so its keys
-	 * are written first, as host root, in that namespace alone (their
-	 * values, ping_group_range's gids, then read as the host's). */
-	if (net_joined(c) && differs(pid1, "net")) {
-		if (setns(pid1_fd, CLONE_NEWNET) < 0)
-			oci_fail(EXIT_SETUP, "create: linux.sysctl: setns(pidfd of the box's PID 1 %d, net): %s",
-				 (int)pid1, strerror(errno));
-		write_keys(c, own_net, CLONE_NEWNET);
+	/* A namespace the box joined by path (network, IPC) is the host
+	 * user namespace's: its files answer to host root, so its keys are
+	 * written first, as host root, in that namespace alone (their values,
+	 * ping_group_range's gids, then read as the host's). */
+	static const struct {
+		const char *type, *proc;
+		int flag;
+	} kinds[] = {{"network", "net", CLONE_NEWNET}, {"ipc", "ipc", CLONE_NEWIPC}};
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		if (!joined(c, kinds[k].type) || !differs(pid1, kinds[k].proc))
+			continue;
+		if (setns(pid1_fd, kinds[k].flag) < 0)
+			oci_fail(EXIT_SETUP, "create: linux.sysctl: setns(pidfd of the box's PID 1 %d, %s): %s",
+				 (int)pid1, kinds[k].proc, strerror(errno));
+		write_keys(c, own_net, kinds[k].flag);
 	}
 	int flags = (differs(pid1, "user") ? CLONE_NEWUSER : 0) | (differs(pid1, "net") ? CLONE_NEWNET : 0) |
 		    (differs(pid1, "ipc") ? CLONE_NEWIPC : 0);
@@ -87,9 +94,10 @@ static void write_all_keys(int pid1_fd, pid_t pid1, const struct oci_config *c, 
 	if ((flags & CLONE_NEWUSER) && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
 		oci_fail(EXIT_SETUP, "create: linux.sysctl: setresuid/setresgid(0) in the box's user namespace: %s",
 			 strerror(errno));
-	if (!net_joined(c))
+	if (!joined(c, "network"))
 		write_keys(c, own_net, CLONE_NEWNET);
-	write_keys(c, own_net, CLONE_NEWIPC);
+	if (!joined(c, "ipc"))
+		write_keys(c, own_net, CLONE_NEWIPC);
 }
 
 /* Everything in a child: its errors are oci_fail()'s lines (stderr and

@@ -69,9 +69,11 @@ struct fs_config {
 	int cgroup2;		/* mount the read-only cgroup2 view */
 	int sysfs;		/* --sysfs: a read-only, masked sysfs of the box's network namespace */
 	/* --netns: the detached sysfs the supervisor made in the joined
-	 * namespace (netns.h), which PID 1 attaches; 0 = none (descriptor 0
+	 * namespace (nsjoin.h), which PID 1 attaches; 0 = none (descriptor 0
 	 * is stdin, never a mount). */
 	int sysfs_fd;
+	int mqueue_fd;		/* --ipcns: the joined IPC namespace's mqueue, the same way */
+	int uts_joined;		/* --utsns: the joined UTS namespace keeps its name */
 	const char *workdir;	/* created if missing */
 	struct bind_spec *binds;
 	int nbinds;
@@ -94,6 +96,7 @@ struct ns_ids {
 /* kern-ns (isolation.md §3). */
 struct ns_config {
 	int net_host;
+	int keep_ipc, keep_uts;	/* --ipcns, --utsns: joined by the supervisor, not made */
 	int range;		/* map a subordinate range */
 	int range_explicit;	/* --uid-range: warn when it cannot be had */
 	int host_root;		/* --map-host-root: a root caller's box root is host root */

@@ -318,8 +318,8 @@ static void single_map_warning(const struct ns_config *cfg, int failed)
 
 int ns_flags(const struct ns_config *cfg)
 {
-	return (cfg->no_userns ? 0 : CLONE_NEWUSER) | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC |
-	       (cfg->net_host ? 0 : CLONE_NEWNET);
+	return (cfg->no_userns ? 0 : CLONE_NEWUSER) | CLONE_NEWPID | (cfg->keep_uts ? 0 : CLONE_NEWUTS) |
+	       (cfg->keep_ipc ? 0 : CLONE_NEWIPC) | (cfg->net_host ? 0 : CLONE_NEWNET);
 }
 
 int ns_map(const struct ns_config *cfg, pid_t target, int *ranged)

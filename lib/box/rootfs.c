@@ -286,7 +286,7 @@ static void build_pts(const char *dev)
 }
 
 /* Returns the descriptor of the root of kern's /dev tmpfs. */
-static int build_dev(int rootfd, const char *root, int read_only, int tty)
+static int build_dev(int rootfd, const char *root, int read_only, int tty, int mqueue_fd)
 {
 	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom"};
 	static const char *const links[][2] = {{"fd", "/proc/self/fd"},
@@ -331,9 +331,16 @@ static int build_dev(int rootfd, const char *root, int read_only, int tty)
 	    mount("tmpfs", path, "tmpfs", NOSUID_NODEV | MS_NOEXEC, "mode=1777") < 0)
 		die_setup_errno("mount tmpfs on %s", path);
 	snprintf(path, sizeof path, "%s/mqueue", dev);
-	if (mkdir(path, 0755) < 0 ||
-	    mount("mqueue", path, "mqueue", NOSUID_NODEV | MS_NOEXEC, NULL) < 0)
+	if (mkdir(path, 0755) < 0)
+		die_setup_errno("mkdir %s", path);
+	if (mqueue_fd > 0) {
+		/* A joined IPC namespace's, made by the supervisor (nsjoin.h). */
+		if (syscall(SYS_move_mount, mqueue_fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			die_setup_errno("move_mount(mqueue) onto %s", path);
+		close(mqueue_fd);
+	} else if (mount("mqueue", path, "mqueue", NOSUID_NODEV | MS_NOEXEC, NULL) < 0) {
 		die_setup_errno("mount mqueue on %s", path);
+	}
 	if (tty)
 		build_pts(dev);
 	(void)read_only;
@@ -548,7 +555,7 @@ static void mount_sysfs(int rootfd, const char *root, int detached)
 	struct statfs sf;
 	int fd = mkdir_beneath(rootfd, "sys", 0555);
 	if (fd >= 0 && detached > 0) {
-		/* A joined network namespace's (netns.h), made by the supervisor. */
+		/* A joined network namespace's (nsjoin.h), made by the supervisor. */
 		if (syscall(SYS_move_mount, detached, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 			die_setup_errno("move_mount(sysfs) onto %s/sys", root);
 		close(detached);
@@ -685,7 +692,7 @@ void fs_build(const struct fs_config *c)
 		die_setup_errno("unshare(CLONE_NEWNS)");
 	(void)unshare(CLONE_NEWCGROUP);
 	/* 18 */
-	if (sethostname(c->hostname, strnlen(c->hostname, 64)) < 0)
+	if (!c->uts_joined && sethostname(c->hostname, strnlen(c->hostname, 64)) < 0)
 		die_setup_errno("sethostname");
 	/* 19: nothing below may propagate back to the host. EINVAL: "/" is
 	 * not a mount point (a chroot into a plain directory, where the
@@ -721,7 +728,7 @@ void fs_build(const struct fs_config *c)
 	else if (c->net_host && c->root == ROOT_OVERLAY)
 		copy_resolv_conf(rootfd, merged);
 	/* 21: /dev while the host's /dev is still reachable. */
-	int devfd = build_dev(rootfd, merged, c->read_only, c->tty);
+	int devfd = build_dev(rootfd, merged, c->read_only, c->tty, c->mqueue_fd);
 	/* 22: binds by depth, then tmpfs mounts, then hardware and vdisks. */
 	apply_binds(rootfd, merged, c);
 	for (int i = 0; i < c->ntmpfs; i++)

@@ -107,19 +107,28 @@ static int map_namespaces(struct m *m, const struct oci_config *c)
 			if (!strcmp(c->ns[k], c->ns[i]))
 				return fail(m, "linux.namespaces[%d].type: '%s' is listed twice", i, c->ns[i]);
 	}
-	/* A path joins an existing namespace: the network one only (a pod's
-	 * shared one, an engine's prepared one), which kern box --netns
-	 * opens and checks (nsfs, its type) before setns(2). */
+	/* A path joins an existing namespace: the network, IPC and UTS ones
+	 * (a pod's shared ones, an engine's prepared network namespace),
+	 * which kern box --netns/--ipcns/--utsns opens and checks (nsfs, its
+	 * type) before setns(2). */
+	static const char *const joinable[][2] = {{"network", "--netns"}, {"ipc", "--ipcns"}, {"uts", "--utsns"}};
 	for (int i = 0; i < c->nns; i++) {
+		const char *flag = NULL;
 		if (!c->ns_path[i] || !*c->ns_path[i])
 			continue;
-		if (strcmp(c->ns[i], "network") != 0)
+		for (size_t k = 0; k < sizeof joinable / sizeof joinable[0]; k++)
+			if (!strcmp(c->ns[i], joinable[k][0]))
+				flag = joinable[k][1];
+		if (!flag)
 			return fail(m, "linux.namespaces[%d].path: joining a '%s' namespace is not supported (kern "
-				    "joins a network namespace only; a box has its own %s namespace)", i, c->ns[i],
-				    c->ns[i]);
+				    "joins network, IPC and UTS namespaces only; a box has its own %s namespace)", i,
+				    c->ns[i], c->ns[i]);
 		if (c->ns_path[i][0] != '/' || strpbrk(c->ns_path[i], "\n"))
 			return fail(m, "linux.namespaces[%d].path '%s' must be an absolute path", i, c->ns_path[i]);
-		put2(m, "--netns", c->ns_path[i]);
+		if (!strcmp(c->ns[i], "uts") && c->hostname && *c->hostname)
+			return fail(m, "hostname with a joined uts namespace (linux.namespaces[%d].path) is not "
+				    "supported: the namespace keeps its own name", i);
+		put2(m, flag, c->ns_path[i]);
 	}
 	for (int k = 0; always[k]; k++)
 		if (!has_ns(c, always[k]))

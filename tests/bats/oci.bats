@@ -21,7 +21,8 @@ setup() {
 teardown() {
 	[ ! -s "$BATS_TEST_TMPDIR/netns" ] || ip netns del "$(cat "$BATS_TEST_TMPDIR/netns")" 2>/dev/null || true
 	local m
-	for m in "$BATS_TEST_TMPDIR/ipcns" "$BATS_TEST_TMPDIR/ov/merged"; do
+	for m in "$BATS_TEST_TMPDIR/ipcns" "$BATS_TEST_TMPDIR/ov/merged" "$BATS_TEST_TMPDIR/pod/ipc" \
+		"$BATS_TEST_TMPDIR/pod/uts"; do
 		! mountpoint -q "$m" 2>/dev/null || umount "$m"
 	done
 	local id
@@ -474,9 +475,35 @@ PY
 		nothing_left nj2
 	done
 	umount "$BATS_TEST_TMPDIR/ipcns"
-	cfg '.linux.namespaces |= map(if .type == "uts" then .path = "/proc/1/ns/uts" else . end)'
-	run oci create -b "$B" nj3
-	refused nj3 "linux.namespaces\[3\].path: joining a 'uts' namespace is not supported"
+}
+
+@test "IPC and UTS namespace paths are joined (a pod's shared ones): the box has their name, SysV queues and mqueue; sysctl and exec reach them" {
+	command -v unshare >/dev/null && command -v ipcmk >/dev/null || skip "unshare or ipcmk (util-linux) is not installed"
+	local d=$BATS_TEST_TMPDIR/pod
+	mkdir -p "$d"
+	touch "$d/ipc" "$d/uts"
+	# The pod's namespaces, kept by bind mounts: a name and a message queue.
+	unshare --ipc="$d/ipc" --uts="$d/uts" sh -c 'hostname kernpod; ipcmk -Q >/dev/null'
+	cfg ".hostname = \"\" | .linux.namespaces |= map(if .type == \"ipc\" then .path = \"$d/ipc\"
+		elif .type == \"uts\" then .path = \"$d/uts\" else . end) | .linux.sysctl = {\"kernel.msgmax\": \"4242\"}" \
+		'["sh", "-c", "hostname; tail -n +2 /proc/sysvipc/msg | wc -l; grep -c \" /dev/mqueue mqueue \" /proc/mounts; cat /proc/sys/kernel/msgmax; echo started; sleep 30"]'
+	oci run -d -b "$B" pj1 </dev/null >"$O" 2>&1 3>&-
+	wait_for "$O" "^started$" 5
+	[ "$(head -4 "$O" | tr '\n' ' ')" = "kernpod 1 1 4242 " ] || { cat "$O"; false; }
+	# The sysctl went into the pod's namespace, as runc's would.
+	[ "$(nsenter --ipc="$d/ipc" cat /proc/sys/kernel/msgmax)" = 4242 ]
+	run oci exec pj1 sh -c 'hostname; tail -n +2 /proc/sysvipc/msg | wc -l'
+	assert_status 0
+	[ "${lines[*]}" = "kernpod 1" ]
+	oci delete -f pj1
+	nothing_left pj1
+	umount "$d/ipc" "$d/uts"
+	cfg '.linux.namespaces |= map(if .type == "pid" then .path = "/proc/1/ns/pid" else . end)'
+	run oci create -b "$B" pj2
+	refused pj2 "linux.namespaces\[0\].path: joining a 'pid' namespace is not supported"
+	cfg ".linux.namespaces |= map(if .type == \"uts\" then .path = \"$d/uts\" else . end)"
+	run oci create -b "$B" pj2
+	refused pj2 "hostname with a joined uts namespace \(linux.namespaces\[3\].path\) is not supported"
 }
 
 @test "linux.resources.memory.swap at or above the limit (podman writes twice it) is the memory cap alone, swap 0; below it refused" {

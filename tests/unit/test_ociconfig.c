@@ -200,22 +200,33 @@ TEST(oci_map_refuses_what_a_box_cannot_be)
 	CHECK(strstr(why, "type 'sysfs' at /x is not supported (kern mounts sysfs at /sys only)") != NULL);
 	strv_free(&argv);
 	oci_config_free(&cfg);
-	/* A path joins a network namespace; another type's is refused. */
-	CHECK(parse_with("\"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"mount\"}, {\"type\": "
-			 "\"ipc\", \"path\": \"/proc/1/ns/ipc\"}, {\"type\": \"uts\"}]}", why, sizeof why) == 0);
+	/* A path joins a network, IPC or UTS namespace; another type's is refused. */
+	CHECK(parse_with("\"linux\": {\"namespaces\": [{\"type\": \"pid\", \"path\": \"/proc/1/ns/pid\"}, "
+			 "{\"type\": \"mount\"}, {\"type\": \"ipc\"}, {\"type\": \"uts\"}]}", why, sizeof why) == 0);
 	CHECK(oci_map(&cfg, "/b", "c", &argv, why, sizeof why) < 0);
-	CHECK_STR(why, "linux.namespaces[2].path: joining a 'ipc' namespace is not supported (kern joins a network "
-		  "namespace only; a box has its own ipc namespace)");
+	CHECK_STR(why, "linux.namespaces[0].path: joining a 'pid' namespace is not supported (kern joins network, "
+		  "IPC and UTS namespaces only; a box has its own pid namespace)");
+	strv_free(&argv);
+	oci_config_free(&cfg);
+	CHECK(parse_with("\"hostname\": \"h\", \"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": "
+			 "\"mount\"}, {\"type\": \"ipc\"}, {\"type\": \"uts\", \"path\": \"/run/u\"}]}",
+			 why, sizeof why) == 0);
+	CHECK(oci_map(&cfg, "/b", "c", &argv, why, sizeof why) < 0);
+	CHECK_STR(why, "hostname with a joined uts namespace (linux.namespaces[3].path) is not supported: the "
+		  "namespace keeps its own name");
 	strv_free(&argv);
 	oci_config_free(&cfg);
 	CHECK(parse_with("\"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"mount\"}, {\"type\": "
-			 "\"ipc\"}, {\"type\": \"uts\"}, {\"type\": \"network\", \"path\": \"/run/netns/n\"}]}",
+			 "\"ipc\", \"path\": \"/run/i\"}, {\"type\": \"uts\", \"path\": \"/run/u\"}, "
+			 "{\"type\": \"network\", \"path\": \"/run/netns/n\"}]}",
 			 why, sizeof why) == 0);
 	CHECK(oci_map(&cfg, "/b", "c", &argv, why, sizeof why) == 0);
 	int found = 0;
 	for (size_t i = 0; i + 1 < argv.n; i++)
-		found |= !strcmp(argv.v[i], "--netns") && !strcmp(argv.v[i + 1], "/run/netns/n");
-	CHECK(found);
+		found += (!strcmp(argv.v[i], "--netns") && !strcmp(argv.v[i + 1], "/run/netns/n")) +
+			 (!strcmp(argv.v[i], "--ipcns") && !strcmp(argv.v[i + 1], "/run/i")) +
+			 (!strcmp(argv.v[i], "--utsns") && !strcmp(argv.v[i + 1], "/run/u"));
+	CHECK(found == 3);
 	strv_free(&argv);
 	oci_config_free(&cfg);
 	CHECK(parse_with("\"linux\": {\"namespaces\": [{\"type\": \"pid\"}]}", why, sizeof why) == 0);
