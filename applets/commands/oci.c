@@ -710,8 +710,8 @@ static int features(void)
 	/* features.md: what a config may hold and kern honours (config.c, map.c). */
 	printf("{\"ociVersionMin\":\"1.0.0\",\"ociVersionMax\":\"1.2.0\","
 	       "\"hooks\":[],"
-	       "\"mountOptions\":[\"bind\",\"rbind\",\"ro\",\"rw\",\"nosuid\",\"nodev\",\"private\",\"rprivate\","
-	       "\"size\",\"mode\"],"
+	       "\"mountOptions\":[\"bind\",\"rbind\",\"ro\",\"rw\",\"nosuid\",\"nodev\",\"noexec\",\"private\","
+	       "\"rprivate\",\"strictatime\",\"size\",\"mode\"],"
 	       "\"linux\":{\"namespaces\":[\"pid\",\"mount\",\"ipc\",\"uts\",\"network\",\"user\",\"cgroup\"],"
 	       "\"capabilities\":[");
 	for (int i = 0; i <= 40; i++) {
@@ -719,7 +719,17 @@ static int features(void)
 		printf("%s\"CAP_%s\"", i ? "," : "", n ? n : "?");
 	}
 	printf("],\"cgroup\":{\"v1\":true,\"v2\":true,\"systemd\":false,\"systemdUser\":false,\"rdma\":false},"
-	       "\"seccomp\":{\"enabled\":false},"
+	       /* seccomp.c: the actions and operators it compiles, this
+	        * machine's architecture only (others are killed). */
+	       "\"seccomp\":{\"enabled\":true,\"actions\":[\"SCMP_ACT_ALLOW\",\"SCMP_ACT_ERRNO\",\"SCMP_ACT_KILL\","
+	       "\"SCMP_ACT_KILL_PROCESS\",\"SCMP_ACT_KILL_THREAD\",\"SCMP_ACT_LOG\",\"SCMP_ACT_TRAP\"],"
+	       "\"operators\":[\"SCMP_CMP_EQ\",\"SCMP_CMP_GE\",\"SCMP_CMP_GT\",\"SCMP_CMP_LE\",\"SCMP_CMP_LT\","
+	       "\"SCMP_CMP_MASKED_EQ\",\"SCMP_CMP_NE\"],"
+#if defined(__x86_64__)
+	       "\"archs\":[\"SCMP_ARCH_X86_64\"]},"
+#else
+	       "\"archs\":[\"SCMP_ARCH_AARCH64\"]},"
+#endif
 	       "\"apparmor\":{\"enabled\":true},\"selinux\":{\"enabled\":false},"
 	       "\"intelRdt\":{\"enabled\":false},"
 	       "\"mountExtensions\":{\"idmap\":{\"enabled\":false}}},"

@@ -729,6 +729,10 @@ PY
 	assert_status 0
 	[ "$(jq -r '.linux.cgroup.systemd' <<<"$output")" = false ]
 	jq -e '.linux.namespaces | index("pid")' <<<"$output" >/dev/null
+	# What seccomp.c compiles, and what it refuses (NOTIFY, TRACE) is not listed.
+	jq -e '.linux.seccomp.enabled and (.linux.seccomp.actions | index("SCMP_ACT_ERRNO")) and
+		(.linux.seccomp.actions | index("SCMP_ACT_NOTIFY") | not) and (.mountOptions | index("strictatime"))' \
+		<<<"$output" >/dev/null
 	run "$KERN" oci --systemd-cgroup state x
 	assert_status 1
 	assert_line_re "--systemd-cgroup is not supported: kern places cgroups itself"
