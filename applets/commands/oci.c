@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -582,12 +583,33 @@ static int signal_number(const char *s)
 	return -1;
 }
 
+/* Every process of the box's pid namespace but PID 1 gets sig. Each pid
+ * is held as a pidfd before its namespace is compared, so a pid reused
+ * between the look and the signal is never signalled: the pidfd still
+ * names the process that was looked at (ESRCH once that one is gone). */
 void oci_signal_all(pid_t pid1, int sig)
 {
-	pid_t pids[4096];
-	int n = oci_box_pids(pid1, pids, 4096);
-	for (int i = 1; i < n; i++)
-		kill(pids[i], sig);
+	char path[64];
+	struct stat ns, st;
+	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)pid1);
+	if (stat(path, &ns) < 0)
+		return;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		unsigned long long pid;
+		if (parse_u64(e->d_name, &pid) < 0 || pid <= 1 || pid == (unsigned long long)pid1 || pid > INT32_MAX)
+			continue;
+		int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+		if (fd < 0)
+			continue;
+		snprintf(path, sizeof path, "/proc/%llu/ns/pid", pid);
+		if (stat(path, &st) == 0 && st.st_dev == ns.st_dev && st.st_ino == ns.st_ino)
+			(void)pidfd_signal(fd, sig);
+		close(fd);
+	}
+	if (d)
+		closedir(d);
 }
 
 static int do_kill(struct verb_args *v)
@@ -613,9 +635,13 @@ static int do_kill(struct verb_args *v)
 	 * the supervisor sees and tears the box down after; the rest to PID 1,
 	 * which passes SIGUSR1 and SIGUSR2 on to the workload. */
 	int to_sup = sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
-	if (v->all && bp.pid1 > 0 && sig != SIGKILL)
+	/* --all on a running container: each process of the box once,
+	 * directly (passed on by the supervisor or PID 1 as well, the
+	 * container's process would get it twice). SIGKILL and a created
+	 * container's kill go the usual way: both end the whole box. */
+	if (v->all && bp.pid1 > 0 && sig != SIGKILL && strcmp(status, "running") == 0)
 		oci_signal_all(bp.pid1, sig);
-	if (to_sup)
+	else if (to_sup)
 		rc = pidfd_signal(bp.sup_fd, sig);
 	else if (bp.pid1_fd >= 0)
 		rc = pidfd_signal(bp.pid1_fd, sig);

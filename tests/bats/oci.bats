@@ -156,6 +156,36 @@ refused() {
 	nothing_left d1
 }
 
+@test "kill --all: every process of the box's pid namespace gets the signal (each held as a pidfd before it is looked at); without it only the container's process" {
+	# The container's process and a child of it, each saying which got USR2.
+	cat >"$ROOTFS/ka.sh" <<-'EOF'
+	sh -c 'trap "echo child-usr2" USR2; echo child-up; while :; do sleep 0.1; done' &
+	trap "echo main-usr2" USR2
+	echo main-up
+	while :; do sleep 0.1; done
+	EOF
+	cfg '.' '["sh", "/ka.sh", "oci-ka-marker"]'
+	oci run -d -b "$B" ka </dev/null >"$O" 2>&1 3>&-
+	wait_for "$O" "^child-up$" 5
+	wait_for "$O" "^main-up$" 5
+	run oci kill ka USR2
+	assert_status 0
+	wait_for "$O" "^main-usr2$" 5
+	sleep 0.3
+	! grep -q "^child-usr2$" "$O" || { echo "USR2 without --all reached the child"; cat "$O"; return 1; }
+	run oci kill ka USR2 --all
+	assert_status 0
+	wait_for "$O" "^child-usr2$" 5
+	sleep 0.3
+	# Each process once: the container's process is not also sent it through PID 1.
+	[ "$(grep -c "^main-usr2$" "$O")" = 2 ] || { cat "$O"; return 1; }
+	[ "$(grep -c "^child-usr2$" "$O")" = 1 ] || { cat "$O"; return 1; }
+	oci kill ka KILL
+	wait_state ka stopped
+	oci delete ka
+	nothing_left ka
+}
+
 @test "kill of a created container ends it before its process runs; delete of a created one kills it" {
 	oci create -b "$B" k1 </dev/null >"$O" 2>&1 3>&-
 	oci kill k1 SIGTERM
