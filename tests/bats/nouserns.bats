@@ -446,6 +446,11 @@ sup_of() { awk -F'\t' '$1 == "supervisor" { print $2 }' "$CHROOT/tmp/kern-0/inst
 		sleep 0.01
 	done
 	[ -z "$x" ] || { echo "box cgroups still populated: $x"; return 1; }
+	# The sweep takes the cgroups of dead supervisors: a killed one is a
+	# zombie until its parent reaps it (here the host's init, which a
+	# detached supervisor was handed to, and which reaps when it will).
+	for _ in $(seq 200); do kill -0 "$sup" 2>/dev/null || break; sleep 0.05; done
+	! kill -0 "$sup" 2>/dev/null || { echo "the killed supervisor $sup was not reaped in 10 s"; return 1; }
 	run chroot_run /kern box next -q --rootfs /rootfs -- true
 	assert_status 0
 	run find "$CHROOT/sys/fs/cgroup" -maxdepth 6 -type d -name "kern-box-gone-$sup"
