@@ -18,7 +18,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -581,35 +580,6 @@ static int signal_number(const char *s)
 		if (!strcmp(names[i].name, s))
 			return names[i].sig;
 	return -1;
-}
-
-/* Every process of the box's pid namespace but PID 1 gets sig. Each pid
- * is held as a pidfd before its namespace is compared, so a pid reused
- * between the look and the signal is never signalled: the pidfd still
- * names the process that was looked at (ESRCH once that one is gone). */
-void oci_signal_all(pid_t pid1, int sig)
-{
-	char path[64];
-	struct stat ns, st;
-	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)pid1);
-	if (stat(path, &ns) < 0)
-		return;
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		unsigned long long pid;
-		if (parse_u64(e->d_name, &pid) < 0 || pid <= 1 || pid == (unsigned long long)pid1 || pid > INT32_MAX)
-			continue;
-		int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-		if (fd < 0)
-			continue;
-		snprintf(path, sizeof path, "/proc/%llu/ns/pid", pid);
-		if (stat(path, &st) == 0 && st.st_dev == ns.st_dev && st.st_ino == ns.st_ino)
-			(void)pidfd_signal(fd, sig);
-		close(fd);
-	}
-	if (d)
-		closedir(d);
 }
 
 static int do_kill(struct verb_args *v)

@@ -31,7 +31,8 @@ void oci_dir(const char *id, char *dir, size_t len);
 void oci_load(const char *id, const char *dir, struct oci_state *s);
 /* The pid into path, whole or not at all. 0 or -1 with errno. */
 int oci_pid_file(const char *path, pid_t pid);
-/* Send sig to every process in pid1's pid namespace but pid1 itself. */
+/* Send sig once to every process in pid1's pid namespace but pid1 itself,
+ * each held as a pidfd before it is looked at. */
 void oci_signal_all(pid_t pid1, int sig);
 /* The processes of that namespace, pid1 first, up to max; their number. */
 int oci_box_pids(pid_t pid1, pid_t *out, int max);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/applet.h"
@@ -225,28 +226,70 @@ int oci_exec(int argc, char **argv)
 	return 0;
 }
 
-int oci_box_pids(pid_t pid1, pid_t *out, int max)
+/* Each process of pid1's pid namespace but pid1 itself, with a pidfd
+ * opened before its namespace is compared: fn gets only processes that
+ * were in the box when looked at, and a pid reused since then is out of
+ * reach of that pidfd (ESRCH). fn returns nonzero to stop. */
+static void box_scan(pid_t pid1, int (*fn)(pid_t pid, int pidfd, void *ctx), void *ctx)
 {
 	char path[64];
 	struct stat ns, st;
-	int n = 0;
 	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)pid1);
-	if (max < 1 || stat(path, &ns) < 0)
-		return 0;
-	out[n++] = pid1;
+	if (stat(path, &ns) < 0)
+		return;
 	DIR *d = opendir("/proc");
 	struct dirent *e;
-	while (d && n < max && (e = readdir(d))) {
+	int stop = 0;
+	while (d && !stop && (e = readdir(d))) {
 		unsigned long long pid;
-		if (parse_u64(e->d_name, &pid) < 0 || pid == (unsigned long long)pid1 || pid > INT32_MAX)
+		if (parse_u64(e->d_name, &pid) < 0 || pid <= 1 || pid == (unsigned long long)pid1 || pid > INT32_MAX)
+			continue;
+		int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+		if (fd < 0)
 			continue;
 		snprintf(path, sizeof path, "/proc/%llu/ns/pid", pid);
 		if (stat(path, &st) == 0 && st.st_dev == ns.st_dev && st.st_ino == ns.st_ino)
-			out[n++] = (pid_t)pid;
+			stop = fn((pid_t)pid, fd, ctx);
+		close(fd);
 	}
 	if (d)
 		closedir(d);
-	return n;
+}
+
+static int signal_one(pid_t pid, int pidfd, void *ctx)
+{
+	(void)pid;
+	(void)pidfd_signal(pidfd, *(int *)ctx);
+	return 0;
+}
+
+void oci_signal_all(pid_t pid1, int sig)
+{
+	box_scan(pid1, signal_one, &sig);
+}
+
+struct pid_list {
+	pid_t *out;
+	int n, max;
+};
+
+static int list_one(pid_t pid, int pidfd, void *ctx)
+{
+	struct pid_list *l = ctx;
+	(void)pidfd;
+	l->out[l->n++] = pid;
+	return l->n >= l->max;
+}
+
+int oci_box_pids(pid_t pid1, pid_t *out, int max)
+{
+	struct pid_list l = {.out = out, .n = 0, .max = max};
+	if (max < 1)
+		return 0;
+	out[l.n++] = pid1;
+	if (l.n < max)
+		box_scan(pid1, list_one, &l);
+	return l.n;
 }
 
 int oci_ps(int argc, char **argv)
