@@ -53,14 +53,15 @@ fi
 
 # Build, test and runtime dependencies, all from Debian's archive.
 # The static build (mk/static.mk) compiles kern against musl (musl-tools,
-# musl-dev) and builds mbedtls, zstd, zlib, libarchive, libcurl and libcap
-# from Debian's source packages of the installed -dev versions: apt-get
+# musl-dev) and builds mbedtls, zstd, zlib, libarchive, libcurl, libcap and
+# libseccomp from Debian's source packages of the installed -dev versions: apt-get
 # source (with its own deb-src list, checked with debian-archive-keyring),
-# dpkg-source, patch, autoreconf, libtool.
+# dpkg-source, patch, autoreconf, libtool; gperf for libseccomp's system
+# call lookup.
 build_deps="make gcc pkgconf libc6-dev libseccomp-dev libcap-dev libarchive-dev libcurl4-openssl-dev
  libmbedtls-dev libjsmn-dev zlib1g-dev libbz2-dev liblzma-dev libzstd-dev liblz4-dev libacl1-dev
  libxml2-dev musl-tools musl-dev linux-libc-dev dpkg-dev uidmap autoconf automake libtool patch file
- debian-archive-keyring ca-certificates python3 python3-setuptools python3-wheel python3-build
+ gperf debian-archive-keyring ca-certificates python3 python3-setuptools python3-wheel python3-build
  python3-installer"
 # python3-matplotlib and python3-pandas: the rich-result tests of the Python
 # package run them on the host image. GNU parallel: bats --jobs (tests/run

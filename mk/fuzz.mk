@@ -42,7 +42,6 @@ fuzz_src_box_record       := lib/state/records.c lib/state/runtime_dirs.c lib/ba
 fuzz_src_oci_config       := lib/ociruntime/config.c lib/ociruntime/seccomp.c lib/base/json.c lib/base/strv.c \
 			     tests/unit/bpf_interp.c
 fuzz_dep_seccomp_bpf       := $(B)/gen/seccomp_bpf.h
-fuzz_dep_oci_config        := $(B)/gen/oci_syscalls.h
 fuzz_libs_pull_json        := -lmbedcrypto
 fuzz_libs_pull_ref         := -lmbedcrypto
 fuzz_libs_pull_wwwauth     := -lmbedcrypto
@@ -51,6 +50,7 @@ fuzz_libs_fuzz_layer       := -larchive -lmbedcrypto -lz -lzstd -lpthread
 fuzz_libs_cli              := -lcap
 fuzz_libs_image_config     := -lmbedcrypto -lcap
 fuzz_libs_box_record       := -lcap
+fuzz_libs_oci_config       := -lseccomp
 
 # libFuzzer flags for fuzzing and replay: inputs as long as the format
 # needs (a tar stream of a few dozen blocks reaches every check; a request

@@ -12,7 +12,9 @@
 #   libarchive  no iconv, ACL, xattr, regex or codecs beyond gzip and zstd;
 #   libcurl     HTTP and HTTPS over that mbedtls, no proxy, no HTTP auth
 #               schemes (kern sends its own Authorization), no cookies...;
-#   libcap      the library only.
+#   libcap      the library only;
+#   libseccomp  the library only (kern-oci compiles a config's own
+#               seccomp profile with it; kern's programs are prebuilt).
 # Every one is compiled with -Os (libzstd and zlib with Debian's -O3:
 # layer decompression speed), each function and object in its own section
 # so that --gc-sections keeps only what is referenced, and without unwind
@@ -46,7 +48,7 @@ KERN_DEPS_CACHE := $(or $(KERN_DEPS_CACHE),$(if $(HOME),$(HOME)/.cache/kern-deps
 ifneq ($(filter-out all links clean unit lint uninstall fuzz,$(or $(MAKECMDGOALS),all)),)
 deb_versions := $(shell dpkg-query -W -f='$${db:Status-Abbrev}$${Package}=$${source:Version}\n' \
 	musl-dev libmbedtls-dev libzstd-dev zlib1g-dev libarchive-dev libcurl4-openssl-dev libcap-dev \
-	2>/dev/null | sed -n 's/^ii *//p')
+	libseccomp-dev 2>/dev/null | sed -n 's/^ii *//p')
 deb_version = $(patsubst $(1)=%,%,$(filter $(1)=%,$(deb_versions)))
 MUSL_DEB_VERSION ?= $(call deb_version,musl-dev)
 MBEDTLS_DEB_VERSION ?= $(call deb_version,libmbedtls-dev)
@@ -55,9 +57,10 @@ ZLIB_DEB_VERSION ?= $(call deb_version,zlib1g-dev)
 LIBARCHIVE_DEB_VERSION ?= $(call deb_version,libarchive-dev)
 CURL_DEB_VERSION ?= $(call deb_version,libcurl4-openssl-dev)
 LIBCAP_DEB_VERSION ?= $(call deb_version,libcap-dev)
+LIBSECCOMP_DEB_VERSION ?= $(call deb_version,libseccomp-dev)
 endif
 DEB_VERSION_VARS := MUSL_DEB_VERSION MBEDTLS_DEB_VERSION ZSTD_DEB_VERSION ZLIB_DEB_VERSION \
-	LIBARCHIVE_DEB_VERSION CURL_DEB_VERSION LIBCAP_DEB_VERSION
+	LIBARCHIVE_DEB_VERSION CURL_DEB_VERSION LIBCAP_DEB_VERSION LIBSECCOMP_DEB_VERSION
 
 # A colon (an epoch) cannot appear in a make target.
 path_version = $(subst :,_,$(1))
@@ -69,10 +72,12 @@ LIBARCHIVE_DIR := $(DEPS)/libarchive-$(call path_version,$(LIBARCHIVE_DEB_VERSIO
 # libcurl compiles against mbedtls's headers (and its configuration).
 CURL_DIR := $(DEPS)/curl-$(call path_version,$(CURL_DEB_VERSION))+mbedtls-$(call path_version,$(MBEDTLS_DEB_VERSION))
 LIBCAP_DIR := $(DEPS)/libcap2-$(call path_version,$(LIBCAP_DEB_VERSION))
-DEP_DIRS := $(MBEDTLS_DIR) $(ZSTD_DIR) $(ZLIB_DIR) $(LIBARCHIVE_DIR) $(CURL_DIR) $(LIBCAP_DIR)
+LIBSECCOMP_DIR := $(DEPS)/libseccomp-$(call path_version,$(LIBSECCOMP_DEB_VERSION))
+DEP_DIRS := $(MBEDTLS_DIR) $(ZSTD_DIR) $(ZLIB_DIR) $(LIBARCHIVE_DIR) $(CURL_DIR) $(LIBCAP_DIR) $(LIBSECCOMP_DIR)
 # One archive stands for each package (mbedtls installs three at once).
 DEP_ARCHIVES := $(MBEDTLS_DIR)/lib/libmbedtls.a $(ZSTD_DIR)/lib/libzstd.a $(ZLIB_DIR)/lib/libz.a \
-	$(LIBARCHIVE_DIR)/lib/libarchive.a $(CURL_DIR)/lib/libcurl.a $(LIBCAP_DIR)/lib/libcap.a
+	$(LIBARCHIVE_DIR)/lib/libarchive.a $(CURL_DIR)/lib/libcurl.a $(LIBCAP_DIR)/lib/libcap.a \
+	$(LIBSECCOMP_DIR)/lib/libseccomp.a
 # musl-gcc searches musl's headers only: the Linux UAPI headers (Debian's
 # linux-libc-dev) and jsmn.h (header-only, libjsmn-dev) are linked in here.
 SYSINC := $(DEPS)/sysinclude
@@ -162,7 +167,7 @@ dry_run := $(findstring n,$(firstword -$(MAKEFLAGS)))
 # second and $(DEPS_READY) keeps its time stamp, so nothing relinks.
 $(DEPS_READY): static-deps-force
 	@for v in $(foreach v,$(DEB_VERSION_VARS),$(v)=$($(v))); do case $$v in *=) \
-		echo "make static: needs musl-dev, libmbedtls-dev, libzstd-dev, zlib1g-dev, libarchive-dev, libcurl4-openssl-dev and libcap-dev installed (./install.sh --deps-only): no version for $${v%=}" >&2; exit 1;; esac; done
+		echo "make static: needs musl-dev, libmbedtls-dev, libzstd-dev, zlib1g-dev, libarchive-dev, libcurl4-openssl-dev, libcap-dev and libseccomp-dev installed (./install.sh --deps-only): no version for $${v%=}" >&2; exit 1;; esac; done
 	@command -v $(MUSL_CC) >/dev/null || { echo "make static: needs $(MUSL_CC) (musl-tools; ./install.sh --deps-only)" >&2; exit 1; }
 	@mkdir -p $(DEPS)
 	$(if $(dry_run),@true "make -n: the static deps in $(DEPS) are neither built nor checked",\
@@ -483,4 +488,33 @@ $(CURL_DIR)/lib/libcurl.a: $(CURL_SRC)/.kern-configured
 	@rm -rf $(CURL_DIR)/lib/libcurl.la $(CURL_DIR)/lib/pkgconfig
 	@rm -rf $(DEPS_WORK)/curl
 	@touch $@
+
+# --- libseccomp ---
+LIBSECCOMP_SRC := $(DEPS_WORK)/libseccomp/src
+LIBSECCOMP_LOG := $(LIBSECCOMP_DIR).log
+# The library only: no Python bindings, tools or tests.
+LIBSECCOMP_CONFIGURE := --disable-shared --enable-static --disable-dependency-tracking --disable-python
+$(eval $(call deb_source,libseccomp,libseccomp,$(LIBSECCOMP_DEB_VERSION),$(LIBSECCOMP_LOG)))
+$(eval $(call build_flags,$(LIBSECCOMP_DIR),$(LIBSECCOMP_CONFIGURE) $(DEPS_CFLAGS)))
+LIBSECCOMP_STEPS := $(LIBSECCOMP_SRC)/.kern-autoreconf $(LIBSECCOMP_SRC)/.kern-configured
+.INTERMEDIATE: $(LIBSECCOMP_STEPS)
+# 4. Regenerate the build system, as debian/rules does (dh's autoreconf).
+$(LIBSECCOMP_SRC)/.kern-autoreconf: $(LIBSECCOMP_SRC)/.kern-unpacked
+	@echo "  AUTORECONF libseccomp"
+	@$(call logged,$(LIBSECCOMP_LOG),cd $(LIBSECCOMP_SRC) && autoreconf -fi)
+	@touch $@
+# 5. Configure with the Linux UAPI headers linked for musl-gcc.
+$(LIBSECCOMP_SRC)/.kern-configured: $(LIBSECCOMP_SRC)/.kern-autoreconf $(LIBSECCOMP_DIR)/build-flags $(SYSINC)/.kern-linked
+	@echo "  CONFIGURE libseccomp"
+	@$(call logged,$(LIBSECCOMP_LOG),cd $(LIBSECCOMP_SRC) && ./configure --prefix=$(LIBSECCOMP_DIR) \
+		$(LIBSECCOMP_CONFIGURE) CC=$(MUSL_CC) CFLAGS="$(DEPS_CFLAGS)" CPPFLAGS="-isystem $(SYSINC)")
+	@touch $@
+# 6. Build only the library, 7. install it and its two headers.
+$(LIBSECCOMP_DIR)/lib/libseccomp.a: $(LIBSECCOMP_SRC)/.kern-configured
+	@echo "  MAKE    libseccomp.a"
+	@$(call logged,$(LIBSECCOMP_LOG),$(MAKE) -C $(LIBSECCOMP_SRC)/src libseccomp.la)
+	@rm -rf $(LIBSECCOMP_DIR)/lib $(LIBSECCOMP_DIR)/include && mkdir -p $(LIBSECCOMP_DIR)/lib $(LIBSECCOMP_DIR)/include
+	@cp $(LIBSECCOMP_SRC)/include/seccomp.h $(LIBSECCOMP_SRC)/include/seccomp-syscalls.h $(LIBSECCOMP_DIR)/include/
+	@cp $(LIBSECCOMP_SRC)/src/.libs/libseccomp.a $@
+	@rm -rf $(DEPS_WORK)/libseccomp
 endif

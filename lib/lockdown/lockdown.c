@@ -150,13 +150,13 @@ int lockdown_apply(const struct lockdown *ld, int for_exec)
 		return refuse(for_exec, why);
 	/* The config's program (kern-oci) first: it lets seccomp(2) through
 	 * to the filters below. */
-	if (ld->extra_len && seccomp_load_extra(ld->extra_bpf, ld->extra_len, why) < 0)
+	if (ld->extra_len && lockdown_seccomp_load_extra(ld->extra_bpf, ld->extra_len, why) < 0)
 		return refuse(for_exec, why);
 	/* The stacked filter first: loading it needs seccomp(2), which the
 	 * main program need not allow. */
-	if (ld->restrict_sxid && seccomp_load_sxid(why) < 0)
+	if (ld->restrict_sxid && lockdown_seccomp_load_sxid(why) < 0)
 		return refuse(for_exec, why);
-	if (seccomp_load(ld->seccomp_mode, why) < 0)
+	if (lockdown_seccomp_load(ld->seccomp_mode, why) < 0)
 		return refuse(for_exec, why);
 	/* The promise of isolation.md §2.7 step 32: never report success
 	 * unless this very process is filtered. */

@@ -45,7 +45,7 @@ const char *seccomp_mode_name(int mode)
 	return mode >= 0 && mode < 3 ? mode_names[mode] : "?";
 }
 
-int seccomp_load(int mode, char *why)
+int lockdown_seccomp_load(int mode, char *why)
 {
 	if (mode < 0 || mode >= KERN_SECCOMP_NMODE) {
 		snprintf(why, WHY_MAX, "seccomp: unknown mode %d", mode);
@@ -65,7 +65,7 @@ int seccomp_load(int mode, char *why)
 	return -1;
 }
 
-int seccomp_load_sxid(char *why)
+int lockdown_seccomp_load_sxid(char *why)
 {
 	struct sock_fprog prog = {
 		.len = kern_seccomp_sxid_progs[NATIVE].len,
@@ -79,7 +79,7 @@ int seccomp_load_sxid(char *why)
 	return -1;
 }
 
-int seccomp_load_extra(const struct sock_filter *p, unsigned n, char *why)
+int lockdown_seccomp_load_extra(const struct sock_filter *p, unsigned n, char *why)
 {
 	struct sock_fprog prog = {.len = (unsigned short)n, .filter = (struct sock_filter *)p};
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0 ||

@@ -17,10 +17,10 @@ int caps_apply(const struct lockdown *ld, char *why);
 int caps_verify_host(const struct lockdown *ld, char *why);
 /* Loads the prebuilt program of this mode for the native architecture
  * with one seccomp(2) call (prctl(2) where seccomp(2) is missing). */
-int seccomp_load(int mode, char *why);
+int lockdown_seccomp_load(int mode, char *why);
 /* The stacked no-setuid/setgid-files program (lockdown.h restrict_sxid). */
-int seccomp_load_sxid(char *why);
+int lockdown_seccomp_load_sxid(char *why);
 /* The stacked program of lockdown.h extra_bpf. */
-int seccomp_load_extra(const struct sock_filter *p, unsigned n, char *why);
+int lockdown_seccomp_load_extra(const struct sock_filter *p, unsigned n, char *why);
 
 #endif

@@ -1,6 +1,7 @@
-/* A config's linux.seccomp profile compiled into a classic BPF program
- * for this machine's architecture, which kern loads in addition to its
- * own prebuilt filter (both apply: the stricter verdict wins). */
+/* A config's linux.seccomp profile compiled by libseccomp into a classic
+ * BPF program for this machine's architecture, which kern loads in
+ * addition to its own prebuilt filter (both apply: the stricter verdict
+ * wins). */
 #ifndef KERN_OCIRUNTIME_SECCOMP_H
 #define KERN_OCIRUNTIME_SECCOMP_H
 
@@ -14,8 +15,5 @@
  * naming the field kern cannot honour. */
 int oci_seccomp_compile(const char *js, size_t len, struct sock_filter **prog, unsigned *n, char *why,
 			size_t wl);
-
-/* A name of this architecture's system call table, or -1. */
-int oci_syscall_nr(const char *name);
 
 #endif

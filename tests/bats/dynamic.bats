@@ -1,9 +1,12 @@
 #!/usr/bin/env bats
 # The dynamic build (`make`, build/kern) starts like the static one
 # (issue 16): libcurl, libarchive, libmbedcrypto, zlib and libzstd, which
-# only pull, load, unpack and login use, are opened on first use
+# only pull, load, unpack and login use, and libseccomp, which only
+# kern-oci's create of a bundle with its own profile uses, are opened on
+# first use
 # (lib/lazy/lazylib.h), never by the loader at start. pull.bats checks
-# that a pull with this build opens them and works.
+# that a pull with this build opens them and works, oci.bats that a
+# profile compiles through it.
 load helper
 
 setup() {
@@ -15,11 +18,11 @@ teardown() {
 	"$KERN_DYN" stop dyn1 >/dev/null 2>&1 || true
 }
 
-@test "issue 16: the dynamic kern links none of libcurl, libarchive, libmbedcrypto, zlib and libzstd, and a running box's supervisor maps none [rootless]" {
+@test "issue 16: the dynamic kern links none of libcurl, libarchive, libmbedcrypto, zlib, libzstd and libseccomp, and a running box's supervisor maps none [rootless]" {
 	run readelf -d "$KERN_DYN"
 	assert_status 0
 	assert_line_re 'NEEDED.*\[libc\.so\.6\]'
-	refute_line_re 'NEEDED.*\[lib(curl|archive|mbedcrypto|z|zstd)\.'
+	refute_line_re 'NEEDED.*\[lib(curl|archive|mbedcrypto|z|zstd|seccomp)\.'
 	run "$KERN_DYN" box dyn1 -d --allow-uncapped --image host -- sleep 30
 	assert_status 0
 	sup=$("$KERN_DYN" ps --json --filter name=dyn1 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["pid"])')
@@ -28,7 +31,7 @@ teardown() {
 	# The supervisor is the `kern box` process itself, past the whole
 	# start; PID 1 is its fork. The check sees shared libraries at all:
 	assert_line_re '/libc\.so\.6$'
-	refute_line_re '/lib(curl|archive|mbedcrypto|z|zstd)\.so'
+	refute_line_re '/lib(curl|archive|mbedcrypto|z|zstd|seccomp)\.so'
 	run "$KERN_DYN" stop dyn1
 	assert_status 0
 }

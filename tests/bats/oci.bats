@@ -658,6 +658,18 @@ PY
 	nothing_left sc2
 }
 
+@test "linux.seccomp with the dynamic build: libseccomp is opened when create needs it, and the profile holds" {
+	file -L "$KERN_DYN" | grep -q 'dynamically linked' || skip "$KERN_DYN is not the dynamic build"
+	cfg '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["mkdir", "mkdirat"],
+		action: "SCMP_ACT_ERRNO", errnoRet: 13}]}' '["sh", "-c", "mkdir /tmp/d 2>&1; echo rc=$?"]'
+	LD_DEBUG=files "$KERN_DYN" oci --root "$R" run -b "$B" scd >"$O" 2>&1
+	run cat "$O"
+	assert_line_re 'file=libseccomp\.so\.[0-9]+ \[0\];  dynamically loaded by '
+	assert_line_re "can't create directory '/tmp/d': Permission denied"
+	assert_line_re "^rc=1$"
+	nothing_left scd
+}
+
 @test "linux.seccomp that kern cannot honour is refused in one line, nothing made" {
 	cfg '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["read"], action: "SCMP_ACT_NOTIFY"}]}'
 	run oci create -b "$B" sc3

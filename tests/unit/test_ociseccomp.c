@@ -1,7 +1,9 @@
-/* lib/ociruntime/seccomp.c: a config's profile compiled by kern, checked
- * against libseccomp's own program for the same profile (runc's compiler)
- * in the userspace BPF interpreter, verdict for verdict, over the
- * profile's system calls and argument values around each comparison. */
+/* lib/ociruntime/seccomp.c: a config's profile read by kern and compiled
+ * by libseccomp, checked against libseccomp's program for the same rules
+ * written as its own calls (what runc makes of that JSON) in the userspace
+ * BPF interpreter, verdict for verdict, over the profile's system calls
+ * and argument values around each comparison: the JSON is read as runc
+ * reads it (operators, value/valueTwo, repeated indexes, errnoRet). */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
@@ -139,9 +141,16 @@ TEST(oci_seccomp_matches_libseccomp)
 						m3, r, r3);
 			}
 	CHECK(diffs == 0);
-	/* Another architecture is killed. */
+	/* Another architecture is killed, x32's numbers too; seccomp(2)
+	 * stays allowed for kern's own filter. */
 	struct bpf_seccomp_data d = {.nr = 3, .arch = AUDIT_ARCH_I386};
 	CHECK(bpf_run(mine, n, &d) == SECCOMP_RET_KILL_PROCESS);
+	CHECK(verdict(mine, n, 0x40000000 | __NR_read, 0, 0) == SECCOMP_RET_KILL_PROCESS);
+	CHECK(verdict(mine, n, __NR_seccomp, 0, 0) == SECCOMP_RET_ALLOW);
+	CHECK(verdict(mine, n, __NR_read, 0, 0) == SECCOMP_RET_ALLOW);
+	CHECK(verdict(mine, n, __NR_open, 0, 0) == (SECCOMP_RET_ERRNO | 38));
+	CHECK(verdict(mine, n, __NR_kill, 0, 4) == (SECCOMP_RET_ERRNO | 1));
+	CHECK(verdict(mine, n, __NR_kill, 0, 7) == SECCOMP_RET_ALLOW);
 	free(mine);
 	free(ref);
 #endif
@@ -175,9 +184,10 @@ TEST(oci_seccomp_refuses_what_kern_cannot_do)
 	size_t cap = 1 << 20, o = 0;
 	char *big = malloc(cap);
 	o += (size_t)snprintf(big + o, cap - o, "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [");
-	for (int k = 0; k < 700; k++)
+	for (int k = 0; k < 1500; k++)
 		o += (size_t)snprintf(big + o, cap - o, "%s{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ERRNO\", "
-				      "\"args\": [{\"index\": 0, \"value\": %d, \"op\": \"SCMP_CMP_EQ\"}]}", k ? "," : "", k);
+				      "\"args\": [{\"index\": 0, \"value\": %d, \"op\": \"SCMP_CMP_EQ\"}, "
+				      "{\"index\": 1, \"value\": %d, \"op\": \"SCMP_CMP_GT\"}]}", k ? "," : "", k, k);
 	o += (size_t)snprintf(big + o, cap - o, "]}");
 	CHECK(oci_seccomp_compile(big, o, &p, &n, why, sizeof why) < 0);
 	CHECK_STR(why, "linux.seccomp compiles to more than 4096 instructions");
