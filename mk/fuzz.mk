@@ -42,6 +42,7 @@ fuzz_src_box_record       := lib/state/records.c lib/state/runtime_dirs.c lib/ba
 fuzz_src_oci_config       := lib/ociruntime/config.c lib/ociruntime/seccomp.c lib/base/json.c lib/base/strv.c \
 			     tests/unit/bpf_interp.c
 fuzz_dep_seccomp_bpf       := $(B)/gen/seccomp_bpf.h
+fuzz_dep_oci_config        := $(B)/gen/seccomp_bpf.h
 fuzz_libs_pull_json        := -lmbedcrypto
 fuzz_libs_pull_ref         := -lmbedcrypto
 fuzz_libs_pull_wwwauth     := -lmbedcrypto
