@@ -490,10 +490,16 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 		oci_state_remove(dir);
 		return rc;
 	}
+	/* Before the pid file: the engine looks up that pid's memory cgroup
+	 * as soon as create returns (oci_oom.c). */
+	if (gated && !then_start)
+		oci_oom_watch_join(dir, c.cgroups_path, sup);
 	if (oci_state_write(dir, &s) < 0 || (what = "--pid-file", v->pid_file && oci_pid_file(v->pid_file, sup) < 0)) {
 		/* No container the engine cannot find: the box goes (its
 		 * supervisor tears it down on SIGTERM, PID 1 dies with it). */
 		int e = errno;
+		char why[PATH_MAX + 128];
+		oci_oom_watch_leave(dir, sup, why, sizeof why);
 		kill(sup, SIGTERM);
 		kill(sup, SIGTERM);
 		while (waitpid(sup, NULL, 0) < 0 && errno == EINTR)
@@ -525,6 +531,11 @@ static int start(struct verb_args *v)
 	int fd = open(gate, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		oci_fail(EXIT_SETUP, "start: open %s: %s", gate, strerror(errno));
+	/* The supervisor leaves the box's memory cgroup before anything of
+	 * the workload runs (oci_oom.c). */
+	char why[PATH_MAX + 128];
+	if (oci_oom_watch_leave(dir, s.pid, why, sizeof why) < 0)
+		oci_fail(EXIT_SETUP, "start: %s", why);
 	s.started = 1;
 	if (oci_state_write(dir, &s) < 0)
 		oci_fail(EXIT_SETUP, "start: %s/" OCI_STATE_FILE ": %s", dir, strerror(errno));
@@ -600,6 +611,11 @@ static int do_kill(struct verb_args *v)
 	    rec.sup_pid != s.pid || box_procs_open(&rec, &bp) < 0)
 		oci_fail(EXIT_CLI, "kill: container %s is not running", v->id);
 	int rc = 0;
+	/* A created box's supervisor leaves its memory cgroup first: its
+	 * teardown then removes the cgroup (oci_oom.c). */
+	char why[PATH_MAX + 128];
+	if (!strcmp(status, "created"))
+		oci_oom_watch_leave(dir, s.pid, why, sizeof why);
 	/* The supervisor handles the stop signals as kern box does (passed on
 	 * once, the second kills the box); SIGKILL goes to PID 1, whose end
 	 * the supervisor sees and tears the box down after; the rest to PID 1,
@@ -674,9 +690,12 @@ static int delete(struct verb_args *v)
 	if (!strcmp(status, "creating"))
 		oci_fail(EXIT_CLI, "delete: container %s is being created", v->id);
 	if (strcmp(status, "stopped") != 0) {
-		/* created, or running with -f: the box goes with its supervisor. */
+		/* created, or running with -f: the box goes with its supervisor,
+		 * which leaves the box's memory cgroup first (oci_oom.c). */
 		struct box_record rec = {0};
 		struct box_procs bp;
+		char why[PATH_MAX + 128];
+		oci_oom_watch_leave(dir, s.pid, why, sizeof why);
 		if (records_find(v->id, runtime, sizeof runtime) == 0 &&
 		    records_load(runtime, v->id, &rec) == 0 && rec.sup_pid == s.pid &&
 		    box_procs_open(&rec, &bp) == 0) {

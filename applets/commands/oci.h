@@ -43,6 +43,15 @@ struct oci_config;
  * exit status with the error line written (stderr and --log). */
 int oci_write_sysctls(const char *id, pid_t sup, const struct oci_config *c, int own_net);
 
+/* oci_oom.c: between create and start the supervisor sup sits in the
+ * memory cgroup of its box at cgroupsPath (when it has one), where the
+ * engine's OOM watch looks (the memory cgroup of the --pid-file pid);
+ * leave moves it back, before the gate opens or the box is killed.
+ * join changes nothing when it cannot be done; leave is 0 when there is
+ * nothing to undo, -1 with why. dir is the container's state directory. */
+void oci_oom_watch_join(const char *dir, const char *cgroups_path, pid_t sup);
+int oci_oom_watch_leave(const char *dir, pid_t sup, char *why, size_t wl);
+
 /* oci_exec.c: the verbs; argv is what follows the verb. */
 int oci_exec(int argc, char **argv);
 int oci_ps(int argc, char **argv);

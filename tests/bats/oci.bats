@@ -392,6 +392,42 @@ PY
 	done
 }
 
+@test "linux.cgroupsPath: from create to start the supervisor (the --pid-file pid) is in the box's memory cgroup, where engines watch for OOM; start, kill and delete move it back first" {
+	local top=kern-oci-test-$$ m sup home d
+	echo "$top" >"$BATS_TEST_TMPDIR/cgtop"
+	m=$(awk '$9 == "cgroup" && $NF ~ /memory/ {print $5; exit}' /proc/self/mountinfo)
+	[ -n "$m" ] || m=/sys/fs/cgroup
+	home=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ || ($1 == "0" && $2 == "") {print $3; exit}' /proc/self/cgroup)
+	cfg ".linux.cgroupsPath = \"/$top/om1\"" '["sh", "-c", "echo up; sleep 30"]'
+	for verb in start kill delete; do
+		oci create -b "$B" --pid-file "$BATS_TEST_TMPDIR/pid" om1 </dev/null >"$O" 2>&1 3>&-
+		sup=$(cat "$BATS_TEST_TMPDIR/pid")
+		grep -Eq "(:memory:|^0::)/$top/om1\$" "/proc/$sup/cgroup" ||
+			{ echo "created: supervisor not in the box's memory cgroup:"; cat "/proc/$sup/cgroup"; false; }
+		case $verb in
+		start)
+			oci start om1
+			wait_for "$O" "^up$" 5
+			grep -Eq "(:memory:|^0::)$home\$" "/proc/$sup/cgroup" ||
+				{ echo "started: supervisor not back in $home:"; cat "/proc/$sup/cgroup"; false; }
+			# The box's own processes stay in its cgroup.
+			grep -q . <(cat "$m/$top/om1/cgroup.procs" "$m/$top/om1"/*/cgroup.procs 2>/dev/null)
+			oci delete -f om1 ;;
+		kill)
+			oci kill om1 KILL
+			wait_state om1 stopped
+			oci delete om1 ;;
+		delete)
+			oci delete -f om1 ;;
+		esac
+		nothing_left om1
+		[ ! -e "$m/$top/om1" ] || { echo "$verb: $m/$top/om1 left"; false; }
+	done
+	for d in /sys/fs/cgroup/*/"$top" /sys/fs/cgroup/"$top"; do
+		[ ! -d "$d" ] || rmdir "$d"
+	done
+}
+
 @test "linux.cgroupsPath: the systemd form, '..', empty components and over-long paths are refused in one line, nothing made" {
 	cfg '.linux.cgroupsPath = "system.slice:kern:cp2"'
 	run oci create -b "$B" cp2

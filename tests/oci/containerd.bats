@@ -123,7 +123,7 @@ gone() {
 	gone ko3
 }
 
-@test "ctr: the container's cgroup is its cgroupsPath with the memory limit; an OOM kill is exit 137" {
+@test "ctr: the container's cgroup is its cgroupsPath with the memory limit; an OOM kill is exit 137 and containerd's OOM event" {
 	C run -d --memory-limit 67108864 --runc-binary "$KO" "$IMG" ko4 sleep 60 >/dev/null
 	local f=/sys/fs/cgroup/memory/default/ko4/memory.limit_in_bytes
 	[ -e "$f" ] || f=/sys/fs/cgroup/default/ko4/memory.max
@@ -133,11 +133,42 @@ gone() {
 	C tasks delete ko4 >/dev/null
 	C containers delete ko4
 	gone ko4
+	# containerd's own OOM event: the shim watches the memory cgroup of
+	# the pid create wrote, which is the box's until start.
+	C events >"$BATS_TEST_TMPDIR/events" 2>&1 &
+	local ev=$!
+	sleep 0.3
 	run C run --rm --memory-limit 33554432 --runc-binary "$KO" "$IMG" ko5 \
 		sh -c 'x=$(head -c 100000000 /dev/zero | tr "\0" x); echo survived'
 	assert_status 137
 	! grep -q survived <<<"$output"
+	sleep 0.3
+	kill "$ev"
+	grep -q '/tasks/oom.*"container_id":"ko5"' "$BATS_TEST_TMPDIR/events" ||
+		{ echo "no OOM event for ko5:"; cat "$BATS_TEST_TMPDIR/events"; false; }
 	gone ko5
+}
+
+@test "ctr: once started, the supervisor is outside its box's memory cgroup again" {
+	C run -d --memory-limit 67108864 --runc-binary "$KO" "$IMG" ko6 sleep 60 >/dev/null
+	local pid
+	pid=$(C tasks ls | awk '$1 == "ko6" {print $2}')
+	# Started: the supervisor (the task's pid) is back where create ran,
+	# and its box's processes are in the box's memory cgroup (or one
+	# below it: kern's v1 box keeps them in box/).
+	local box=/sys/fs/cgroup/memory/default/ko6
+	[ -d "$box" ] || box=/sys/fs/cgroup/default/ko6
+	grep -Eq '(:memory:|^0::)/' "/proc/$pid/cgroup"
+	! grep -Eq '(:memory:|^0::)/default/ko6$' "/proc/$pid/cgroup"
+	[ -n "$(cat "$box/cgroup.procs" "$box"/*/cgroup.procs 2>/dev/null)" ]
+	C tasks kill -s SIGKILL ko6
+	for _ in $(seq 50); do
+		[ "$(C tasks ls | awk '$1 == "ko6" {print $3}')" = STOPPED ] && break
+		sleep 0.1
+	done
+	C tasks delete ko6 >/dev/null
+	C containers delete ko6
+	gone ko6
 }
 
 @test "the config containerd writes (ctr run) holds no field kern-oci refuses" {
