@@ -242,9 +242,12 @@ $(DEPS_WORK)/apt/updated:
 #    its source) is marked $(DEPS_WORK)/NAME/unserved instead of failing:
 #    its build rule then takes Debian's own static library of the same
 #    version (the libzstd rule below).
+#    The index is an order-only prerequisite: fetching it for one package
+#    that changed must not make every other package's source look newer
+#    than its cached build (which rebuilt all of them).
 #    $(call deb_source,NAME,SOURCE-PACKAGE,VERSION,LOG[,unserved-ok])
 define deb_source
-$(DEPS_WORK)/$(1)/$(2)_$(call no_epoch,$(3)).dsc: $(DEPS_WORK)/apt/updated
+$(DEPS_WORK)/$(1)/$(2)_$(call no_epoch,$(3)).dsc: | $(DEPS_WORK)/apt/updated
 	@echo "  APT     source $(2)=$(3)"
 	@rm -rf $(DEPS_WORK)/$(1) && mkdir -p $(DEPS_WORK)/$(1) && : >$(4)
 	@cd $(DEPS_WORK)/$(1) && flock $(DEPS_WORK)/apt/.lock \
