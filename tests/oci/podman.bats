@@ -59,10 +59,12 @@ setup() {
 	OCIROOT=$BATS_TEST_TMPDIR/kern-oci-root
 }
 
-# podman on this file's private storage, as this machine allows it.
+# podman on this file's private storage, as this machine allows it, run
+# from that directory: conmon drops an "oom" file into its working
+# directory when it sees an OOM kill.
 P() {
-	podman --root "$PR/root" --runroot "$PR/runroot" --tmpdir "$PR/tmp" \
-		--cgroup-manager cgroupfs --events-backend file "$@"
+	(cd "$PR" && podman --root "$PR/root" --runroot "$PR/runroot" --tmpdir "$PR/tmp" \
+		--cgroup-manager cgroupfs --events-backend file "$@")
 }
 ULIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
 RUNFLAGS=(--rm "${ULIMITS[@]}")
