@@ -1,4 +1,4 @@
-/* isolation-floor ROOTFS RUNDIR [WITHOUT]
+/* isolation-floor ROOTFS RUNDIR [WITHOUT] [-- CMD ARG...]
  *
  * The kernel work of one default kern box and nothing else: no argument
  * checks, no registry, no diagnostics, every failure fatal. bench/box-startup
@@ -19,7 +19,11 @@
  * can show what each costs: cgroups, net (no network namespace), overlay
  * (a read-only bind of ROOTFS instead), dev (no /dev at all), proc (no
  * /proc and no masks), masks (/proc without its masks), seccomp (no
- * filter, no bounding-set drop). */
+ * filter, no bounding-set drop).
+ *
+ * With -- CMD, CMD runs as init's child instead of /bin/true (found by
+ * its path in the new root): bench/python-run-code's floor row runs the
+ * package's runner with the host's python3 that way. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -212,12 +216,20 @@ int main(int argc, char **argv)
 {
 	extern char **environ;
 	char scratch[PATH_MAX], p[PATH_MAX];
-	int go[2], st;
-	if (argc < 3 || argc > 4 || strlen(argv[1]) > 1024 || strlen(argv[2]) > 1024) {
-		fputs("usage: isolation-floor ROOTFS RUNDIR [WITHOUT,...] (paths under 1 KiB)\n", stderr);
+	int go[2], st, nargs = argc;
+	char *true_argv[] = {"/bin/true", NULL}, **cmd = true_argv;
+	for (int i = 3; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			nargs = i;
+			cmd = i + 1 < argc ? &argv[i + 1] : true_argv;
+			break;
+		}
+	if (nargs < 3 || nargs > 4 || strlen(argv[1]) > 1024 || strlen(argv[2]) > 1024) {
+		fputs("usage: isolation-floor ROOTFS RUNDIR [WITHOUT,...] [-- CMD ARG...] (paths under 1 KiB)\n",
+		      stderr);
 		return 2;
 	}
-	if (argc == 4)
+	if (nargs == 4)
 		parse_without(argv[3]);
 	snprintf(scratch, sizeof scratch, "%s/floor-%d", argv[2], (int)getpid());
 	static const char *const sub[] = {"", "/upper", "/work", "/merged"};
@@ -248,9 +260,8 @@ int main(int argc, char **argv)
 		}
 		build_root(argv[1], scratch);
 		lock_down();
-		char *true_argv[] = {"/bin/true", NULL};
 		pid_t w;
-		if (posix_spawn(&w, "/bin/true", NULL, NULL, true_argv, environ) != 0)
+		if (posix_spawn(&w, cmd[0], NULL, NULL, cmd, environ) != 0)
 			_exit(127);
 		while (waitpid(w, &st, 0) < 0 && errno == EINTR)
 			;
