@@ -115,6 +115,9 @@ static int parse_args(struct c *c, int args, const char *path, struct scmp_arg_c
 		char ap[128], op[32];
 		uint64_t idx;
 		struct scmp_arg_cmp *k = &conds[(*n)++];
+		/* An absent value or valueTwo is 0, as runc reads the spec's
+		 * omitempty fields. */
+		*k = (struct scmp_arg_cmp){0};
 		snprintf(ap, sizeof ap, "%s.args[%d]", path, m);
 		if (u64_field(c, e, "index", ap, &idx, &given) < 0 || !given || idx > 5)
 			return fail(c, "%s.index must be an integer from 0 to 5", ap);

@@ -86,7 +86,7 @@ TEST(oci_seccomp_matches_libseccomp)
 		"    {\"index\": 2, \"value\": 9, \"op\": \"SCMP_CMP_EQ\"}]},"
 		"  {\"names\": [\"socket\"], \"action\": \"SCMP_ACT_ALLOW\"},"
 		"  {\"names\": [\"clone\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": ["
-		"    {\"index\": 0, \"value\": 2114060288, \"valueTwo\": 0, \"op\": \"SCMP_CMP_MASKED_EQ\"}]},"
+		"    {\"index\": 0, \"value\": 2114060288, \"op\": \"SCMP_CMP_MASKED_EQ\"}]},"
 		"  {\"names\": [\"kill\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": ["
 		"    {\"index\": 1, \"value\": 10, \"op\": \"SCMP_CMP_LT\"}]},"
 		"  {\"names\": [\"kill\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1, \"args\": ["
@@ -151,6 +151,10 @@ TEST(oci_seccomp_matches_libseccomp)
 	CHECK(verdict(mine, n, __NR_open, 0, 0) == (SECCOMP_RET_ERRNO | 38));
 	CHECK(verdict(mine, n, __NR_kill, 0, 4) == (SECCOMP_RET_ERRNO | 1));
 	CHECK(verdict(mine, n, __NR_kill, 0, 7) == SECCOMP_RET_ALLOW);
+	/* clone's rule has no valueTwo: 0, so a clone without namespace
+	 * flags is allowed (Docker's default profile reads so). */
+	CHECK(verdict(mine, n, __NR_clone, 0x11, 0) == SECCOMP_RET_ALLOW);
+	CHECK(verdict(mine, n, __NR_clone, 0x10000000, 0) == (SECCOMP_RET_ERRNO | 38));
 	free(mine);
 	free(ref);
 #endif
