@@ -527,8 +527,22 @@ int oci_map(const struct oci_config *c, const char *bundle, const char *id, stru
 	if (!path_is_clean_abs(c->cwd))
 		return fail(&m, "process.cwd '%s' must be an absolute path without '.' or '..'", c->cwd);
 	put2(&m, "--workdir", c->cwd);
-	snprintf(buf, sizeof buf, "%u:%u", (unsigned)c->uid, (unsigned)c->gid);
-	put2(&m, "--user", buf);
+	/* The process's groups are process.user.gid and additionalGids (which
+	 * config.c lets hold the gid alone), as runc sets them: never the
+	 * root's /etc/group, which kern box --user reads as a login does.
+	 * Without --user, box root runs with no other group; with --user 0:0,
+	 * a root whose /etc/group lists root in other groups (runtime-tools'
+	 * own rootfs) fails setgroups(2) with EINVAL in root's single-id
+	 * box, where those gids are not mapped. --userns yes keeps a host
+	 * without user namespaces refusing container root, as --user 0:0
+	 * made kern box do, instead of running it as nobody. */
+	if (c->uid == 0 && c->gid == 0) {
+		if (geteuid() == 0)
+			put2(&m, "--userns", "yes");
+	} else {
+		snprintf(buf, sizeof buf, "%u:%u", (unsigned)c->uid, (unsigned)c->gid);
+		put2(&m, "--user", buf);
+	}
 	for (int i = 0; i < c->nenv; i++) {
 		if (!strchr(c->env[i], '=') || c->env[i][0] == '=')
 			return fail(&m, "process.env[%d] is not KEY=VALUE", i);

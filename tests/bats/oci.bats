@@ -598,6 +598,18 @@ PY
 	refused ag2 "process.user.additionalGids\[1\] 10 is not supported: kern gives the process its primary group \(0\) only"
 }
 
+@test "process.user root: the process's groups are the config's, never those the root's /etc/group gives root (runtime-tools' rootfs lists it in ten)" {
+	r=$BATS_TEST_TMPDIR/groups-root
+	cp -a "$ROOTFS" "$r"
+	printf 'root:x:0:root\ndisk:x:6:root,adm\nwheel:x:10:root\nvideo:x:27:root\n' >"$r/etc/group"
+	cfg ".root.path = \"$r\"" '["sh", "-c", "id -G; echo ran"]'
+	run oci run -b "$B" gr1
+	assert_status 0
+	assert_line_re "^ran$"
+	assert_line_re "^0$"
+	nothing_left gr1
+}
+
 @test "linux.sysctl: namespaced keys written in the box before its process starts (create+start, run -d); the host's stay; others refused" {
 	host_pgr=$(cat /proc/sys/net/ipv4/ping_group_range) host_shm=$(cat /proc/sys/kernel/shmmax)
 	cfg '.linux.sysctl = {"net.ipv4.ping_group_range": "0 0", "kernel.shmmax": "123456789"}' \
