@@ -718,6 +718,18 @@ PY
 	nothing_left scd
 }
 
+@test "linux.seccomp: a comparison without valueTwo compares with 0 (the default profiles' clone rule, SCMP_CMP_MASKED_EQ as Go's omitempty writes it)" {
+	cfg '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["setpriority"],
+		action: "SCMP_ACT_ERRNO", errnoRet: 22, args: [{index: 2, value: 4, op: "SCMP_CMP_MASKED_EQ"}]}]}' \
+		'["sh", "-c", "renice -n 3 -p $$ >/dev/null 2>&1; echo nice3=$?; renice -n 5 -p $$ >/dev/null 2>&1; echo nice5=$?"]'
+	run oci run -b "$B" sc0
+	assert_status 0
+	# 3 & 4 == 0: the rule's EINVAL; 5 & 4 != 0 goes.
+	assert_line_re "^nice3=1$"
+	assert_line_re "^nice5=0$"
+	nothing_left sc0
+}
+
 @test "linux.seccomp that kern cannot honour is refused in one line, nothing made" {
 	cfg '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["read"], action: "SCMP_ACT_NOTIFY"}]}'
 	run oci create -b "$B" sc3
