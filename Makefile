@@ -87,11 +87,14 @@ check: all $(B)/unit
 
 # kern-oci under real engines (podman, containerd's ctr): test-only
 # packages (podman, containerd, runc, docker-registry, skopeo), private
-# engine storage and sockets, images from loopback or a file.
-# Slower than make check and not part of it; a missing package skips with
-# the reason.
+# engine storage and sockets, images from loopback or a file; then the OCI
+# runtime-tools validations (tests/oci/runtime-tools-validation: built with
+# golang-go from upstream's source, each result compared with
+# tests/oci/runtime-tools-expected). Slower than make check and not part of
+# it; a missing package skips with the reason. Both run; either failing
+# fails the target.
 check-oci: all
-	bats --tap tests/oci
+	rc=0; bats --tap tests/oci || rc=1; tests/oci/runtime-tools-validation || rc=1; exit $$rc
 
 lint:
 	tests/lint
