@@ -513,6 +513,68 @@ static int create(const char *verb, struct verb_args *v, int gated, int foregrou
 
 /* ---- start ---- */
 
+/* The names (comm) of a process and its children, by
+ * /proc/PID/task/PID/children. Returns the number of children read, -1
+ * when the process is gone or the kernel has no children file. */
+static int children(pid_t pid, pid_t *kids, int max)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	if (read_small_file(path, buf, sizeof buf) < 0)
+		return -1;
+	int n = 0;
+	for (char *p = buf, *end; n < max && *p; p = end) {
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (v > 0)
+			kids[n++] = (pid_t)v;
+	}
+	return n;
+}
+
+static int comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+	return read_small_file(path, buf, len) < 0 ? -1 : 0;
+}
+
+/* 1 once the container's process is past its execve(2): a child of PID 1
+ * (the supervisor's child) whose name is no longer PID 1's; also once
+ * there is nothing to wait for (the box or the supervisor gone, no
+ * children file). */
+static int spawned(pid_t sup)
+{
+	pid_t init[4], kid[16];
+	int ni = children(sup, init, 4);
+	if (ni <= 0)
+		return 1;
+	for (int i = 0; i < ni; i++) {
+		char a[64], b[64];
+		int nk = children(init[i], kid, 16);
+		if (nk < 0 || comm(init[i], a, sizeof a) < 0)
+			continue;
+		for (int k = 0; k < nk; k++)
+			if (comm(kid[k], b, sizeof b) == 0 && strcmp(a, b) != 0)
+				return 1;
+	}
+	return 0;
+}
+
+/* runc's start returns when its init is about to execve(2) the
+ * container's process. kern's PID 1 spawns the process after it has read
+ * start's byte: start waits for that (at most a second), so that a
+ * signal sent as soon as start returns reaches the process, not a spawn
+ * under way (runtime-tools' killsig validation: a USR1 that came first
+ * ended the shell before its trap). */
+static void wait_spawned(pid_t sup)
+{
+	const struct timespec ms = {0, 1000000};
+	for (int i = 0; i < 1000 && !spawned(sup); i++)
+		nanosleep(&ms, NULL);
+}
+
 static int start(struct verb_args *v)
 {
 	char dir[PATH_MAX], gate[PATH_MAX + 8];
@@ -543,8 +605,11 @@ static int start(struct verb_args *v)
 		oci_fail(EXIT_SETUP, "start: write %s: %s", gate, strerror(errno));
 	close(fd);
 	unlink(gate);
+	pid_t sup = s.pid;
 	oci_state_free(&s);
 	close(lock);
+	if (sup > 0)
+		wait_spawned(sup);
 	return 0;
 }
 

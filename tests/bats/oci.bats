@@ -598,6 +598,25 @@ PY
 	refused ag2 "process.user.additionalGids\[1\] 10 is not supported: kern gives the process its primary group \(0\) only"
 }
 
+@test "start returns once the container's process is past its execve, as runc's: a signal right after start finds it (runtime-tools' killsig)" {
+	cfg '.' '["sleep", "30"]'
+	for i in $(seq 1 15); do
+		oci create -b "$B" st$i </dev/null >"$O" 2>&1 3>&-
+		sup=$(oci state st$i | jq -r .pid)
+		oci start st$i
+		# Builtins only, right after start: PID 1 (the supervisor's child)
+		# has a child, and it is sleep, not kern's spawn of it. (The
+		# children files end without a newline: read's status is 1.)
+		init= kid= c=
+		read -r init </proc/$sup/task/$sup/children || [ -n "$init" ]
+		read -r kid </proc/$init/task/$init/children || true
+		[ -z "$kid" ] || read -r c </proc/$kid/comm || true
+		[ "$c" = sleep ] || { echo "run $i: PID 1's child is '$kid' named '$c' when start returned"; false; }
+		oci delete -f st$i
+		nothing_left st$i
+	done
+}
+
 @test "process.user root: the process's groups are the config's, never those the root's /etc/group gives root (runtime-tools' rootfs lists it in ten)" {
 	r=$BATS_TEST_TMPDIR/groups-root
 	cp -a "$ROOTFS" "$r"
