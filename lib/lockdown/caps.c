@@ -1,12 +1,16 @@
 /* Capabilities and the user switch (isolation.md §5, §2.7 step 31). */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <linux/magic.h>
 #include <linux/securebits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -95,15 +99,63 @@ static int drop_bounding(uint64_t keep, char *why)
 	return 0;
 }
 
+/* ld's supplementary groups that this user namespace maps, into out: a
+ * group the box's gid map does not hold does not exist in the box
+ * (setgroups(2) refuses a list with one, EINVAL), as an image's
+ * /etc/group listing root in disk and wheel meets in a single-id box.
+ * The map is read only from a real procfs (the box's own /proc, mounted
+ * by kern); without one every group is kept, and setgroups(2) decides. */
+static int mapped_groups(const struct lockdown *ld, gid_t *out)
+{
+	struct { unsigned long inside, count; } map[340];
+	int nmap = -1, n = 0;
+	char buf[8192];
+	struct statfs fs;
+	int fd = open("/proc/self/gid_map", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && fstatfs(fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
+		ssize_t len = read(fd, buf, sizeof buf - 1);
+		if (len > 0) {
+			buf[len] = 0;
+			nmap = 0;
+			/* Lines of "inside outside count". */
+			for (char *p = buf, *end; *p && nmap < 340; p = end) {
+				unsigned long v[3];
+				int k = 0;
+				for (; k < 3; k++, p = end) {
+					v[k] = strtoul(p, &end, 10);
+					if (end == p)
+						break;
+				}
+				if (k < 3)
+					break;
+				map[nmap].inside = v[0];
+				map[nmap++].count = v[2];
+			}
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; i < ld->ngroups; i++) {
+		int keep = nmap < 0;
+		for (int m = 0; m < nmap && !keep; m++)
+			keep = ld->groups[i] >= map[m].inside && ld->groups[i] - map[m].inside < map[m].count;
+		if (keep)
+			out[n++] = ld->groups[i];
+	}
+	return n;
+}
+
 static int switch_user(const struct lockdown *ld, char *why)
 {
+	gid_t groups[LOCKDOWN_MAX_GROUPS];
+	int ngroups = mapped_groups(ld, groups);
 	int nonzero_group = ld->gid != 0;
-	for (int i = 0; i < ld->ngroups; i++)
-		nonzero_group |= ld->groups[i] != 0;
+	for (int i = 0; i < ngroups; i++)
+		nonzero_group |= groups[i] != 0;
 	/* A single-id map denies setgroups (isolation.md §3): failing to set
 	 * only group 0 changes nothing, so it is not an error. */
-	if (setgroups((size_t)ld->ngroups, ld->groups) < 0 && nonzero_group) {
-		snprintf(why, WHY_MAX, "setgroups(%d groups): %s", ld->ngroups, strerror(errno));
+	if (setgroups((size_t)ngroups, groups) < 0 && nonzero_group) {
+		snprintf(why, WHY_MAX, "setgroups(%d groups): %s", ngroups, strerror(errno));
 		return -1;
 	}
 	if (setresgid(ld->gid, ld->gid, ld->gid) < 0 && ld->gid != 0) {

@@ -119,6 +119,21 @@ for fam, typ, proto in ((socket.AF_PACKET, socket.SOCK_RAW, 0),
 	[[ $stderr == "kern: sandbox setup failed: --user ghost: no user 'ghost'"* ]]
 }
 
+@test "--user root where the image's /etc/group lists root in other groups (Alpine's does): a single-id box runs it with the groups its id map holds, a range box with all [rootless]" {
+	r=$BATS_TEST_TMPDIR/groups-root
+	cp -a "$(mkrootfs)" "$r"
+	printf 'root:x:0:root\ndisk:x:6:root,adm\nwheel:x:10:root\n' >"$r/etc/group"
+	# Before, setgroups(2) refused the list (EINVAL with unmapped gids,
+	# EPERM where a single-id map denies it) and the box never started.
+	run --separate-stderr "$KERN" box gr1 --rootfs "$r" --no-uid-range --user root --quiet -- id -G
+	assert_status 0
+	[ "$output" = 0 ]
+	grep -q "^$(id -un):" /etc/subuid || is_root || skip "no /etc/subuid range for $(id -un)"
+	run --separate-stderr "$KERN" box gr2 --rootfs "$r" --uid-range --user root --quiet -- id -G
+	assert_status 0
+	[ "$output" = "0 6 10" ]
+}
+
 @test "MNT-1: a write to / under --ro fails with EROFS [rootless]" {
 	run "$KERN" box ro1 --image host --ro -- python3 -c '
 try:

@@ -17,6 +17,7 @@ box_cli.bats	CLI-7: *	$NP_MAPS
 box_cli.bats	CLI-8: *	$NP_MAPS
 box_fs.bats	NS-5: *	$NP_MAPS
 box_fs.bats	NS-4: *	$NP_MAPS
+box_fs.bats	--user root where the image's /etc/group lists root *	$NP_MAPS
 box_fs.bats	MNT-11: *	$NP_ROOTFILES
 box_fs.bats	MNT-12: a bind-mount alias *	$NP_OWNNS
 box_fs.bats	--image host: Debian's matplotlib *	$NP_HOME
