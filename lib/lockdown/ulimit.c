@@ -13,14 +13,14 @@ static const struct {
 	const char *name;
 	int resource;
 } names[] = {
-	{"core", RLIMIT_CORE},		{"cpu", RLIMIT_CPU},
-	{"data", RLIMIT_DATA},		{"fsize", RLIMIT_FSIZE},
-	{"locks", RLIMIT_LOCKS},	{"memlock", RLIMIT_MEMLOCK},
-	{"msgqueue", RLIMIT_MSGQUEUE},	{"nice", RLIMIT_NICE},
-	{"nofile", RLIMIT_NOFILE},	{"nproc", RLIMIT_NPROC},
-	{"rss", RLIMIT_RSS},		{"rtprio", RLIMIT_RTPRIO},
-	{"rttime", RLIMIT_RTTIME},	{"sigpending", RLIMIT_SIGPENDING},
-	{"stack", RLIMIT_STACK},
+	{"as", RLIMIT_AS},		{"core", RLIMIT_CORE},
+	{"cpu", RLIMIT_CPU},		{"data", RLIMIT_DATA},
+	{"fsize", RLIMIT_FSIZE},	{"locks", RLIMIT_LOCKS},
+	{"memlock", RLIMIT_MEMLOCK},	{"msgqueue", RLIMIT_MSGQUEUE},
+	{"nice", RLIMIT_NICE},		{"nofile", RLIMIT_NOFILE},
+	{"nproc", RLIMIT_NPROC},	{"rss", RLIMIT_RSS},
+	{"rtprio", RLIMIT_RTPRIO},	{"rttime", RLIMIT_RTTIME},
+	{"sigpending", RLIMIT_SIGPENDING},	{"stack", RLIMIT_STACK},
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -64,7 +64,7 @@ int ulimit_parse(const char *spec, struct ulimit_spec *out, const char **why)
 		if (strlen(names[i].name) == (size_t)(eq - spec) && !strncmp(names[i].name, spec, (size_t)(eq - spec)))
 			break;
 	if (i == NNAMES) {
-		*why = "unknown limit name (core cpu data fsize locks memlock msgqueue nice nofile nproc rss "
+		*why = "unknown limit name (as core cpu data fsize locks memlock msgqueue nice nofile nproc rss "
 		       "rtprio rttime sigpending stack)";
 		return -1;
 	}

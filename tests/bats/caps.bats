@@ -164,6 +164,10 @@ can_map_users() { ! is_root || grep -q '^root:' /etc/subuid 2>/dev/null; }
 	[ "${lines[*]}" = "1024 2048 0 0" ]
 	run inbox --ulimit nofile=512 -- sh -c 'ulimit -Sn; ulimit -Hn'
 	[ "${lines[*]}" = "512 512" ]
+	# as (RLIMIT_AS, an OCI config's too): KiB in the shell.
+	run inbox --ulimit as=1073741824:2147483648 -- sh -c 'ulimit -Sv; ulimit -Hv'
+	assert_status 0
+	[ "${lines[*]}" = "1048576 2097152" ]
 }
 
 @test "--ulimit: soft above hard is exit 1; a limit the kernel refuses is 125 [rootless]" {
