@@ -3,11 +3,13 @@
  * whose super options name memory, pids, cpu or cpuset serves it. The
  * empty cgroup2 of hybrid hosts at /sys/fs/cgroup/unified is ignored. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "cgroup/layout.h"
 
@@ -115,72 +117,121 @@ static void mount_copy(struct cg_mount *dst, const struct cg_mount *src)
 	dst->dev = src->dev;
 }
 
-int cg_detect_from(const char *mountinfo_path, struct cg_layout *out)
+/* Each line of a /proc file, newline removed, to fn; ctx is fn's. The
+ * file is read whole into one static buffer when it fits, as mountinfo
+ * and /proc/self/cgroup do on nearly every host: a stdio stream and
+ * getline() are heap allocations, which musl's allocator maps as fresh
+ * pages and unmaps again, a page fault and a TLB flush each per start.
+ * A larger file goes through stdio as before. Returns 0, or -1 with
+ * errno when it cannot be opened. */
+static int each_line(const char *path, void (*fn)(char *line, void *ctx), void *ctx, int max_lines)
 {
-	FILE *f = fopen(mountinfo_path, "re");
+	static char buf[32768];
+	int lines = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	if (fd < 0)
+		return -1;
+	/* One read() is one pass of the kernel over the mount table. */
+	while (got < sizeof buf - 1) {
+		ssize_t r = read(fd, buf + got, sizeof buf - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got < sizeof buf - 1) {
+		char *end = buf + got;
+		close(fd);
+		*end = 0;
+		for (char *l = buf; l < end && lines++ < max_lines;) {
+			char *e = memchr(l, '\n', (size_t)(end - l));
+			if (!e)
+				e = end;
+			*e = 0;
+			fn(l, ctx);
+			l = e + 1;
+		}
+		return 0;
+	}
+	/* Too large for the buffer: stdio, from the start. */
+	FILE *f = fdopen(fd, "r");
 	char *line = NULL;
 	size_t cap = 0;
-	struct cg_mount *v1;
-	int nv1 = 0, top_is_v2 = 0, lines = 0;
-	char v2root[PATH_MAX];
-	dev_t v2dev = 0;
-
-	snprintf(v2root, sizeof v2root, "/");
-	out->version = 0;
-	out->nmounts = 0;
-	/* v1 hierarchies are collected in place; a cgroup2 on top replaces them. */
-	v1 = out->mounts;
-	if (!f)
+	if (!f) {
+		close(fd);
 		return -1;
-	/* One read() is one pass of the kernel over the mount table: a
-	 * buffer that holds a usual table whole, not stdio's 1 KiB. */
-	static char buf[32768];
-	setvbuf(f, buf, _IOFBF, sizeof buf);
-	while (getline(&line, &cap, f) > 0) {
-		char *root, *mnt, *fstype, *superopts;
-		dev_t dev;
-		if (++lines > 100000)
-			break;
+	}
+	rewind(f);
+	while (getline(&line, &cap, f) > 0 && lines++ < max_lines) {
 		line[strcspn(line, "\n")] = 0;
-		if (split_line(line, &dev, &root, &mnt, &fstype, &superopts) < 0)
-			continue;
-		if (strcmp(mnt, "/sys/fs/cgroup") == 0) {
-			/* A later mount on the same point hides the earlier one. */
-			top_is_v2 = strcmp(fstype, "cgroup2") == 0;
-			if (top_is_v2) {
-				snprintf(v2root, sizeof v2root, "%s", root);
-				v2dev = dev;
-			}
-			continue;
-		}
-		if (strcmp(fstype, "cgroup") != 0)
-			continue;
-		unsigned ctls = ctls_in(superopts);
-		if (!ctls)
-			continue;
-		int i;
-		for (i = 0; i < nv1; i++)
-			if (v1[i].ctls & ctls)
-				break;
-		if (i < nv1) {
-			/* A second mount of a hierarchy already seen: prefer one
-			 * that shows the whole hierarchy. */
-			if (strcmp(v1[i].root, "/") != 0 && strcmp(root, "/") == 0)
-				set_mount(&v1[i], mnt, root, ctls, dev);
-			continue;
-		}
-		if (nv1 < CG_NCTL)
-			set_mount(&v1[nv1++], mnt, root, ctls, dev);
+		fn(line, ctx);
 	}
 	free(line);
 	fclose(f);
-	if (top_is_v2) {
+	return 0;
+}
+
+struct detect {
+	struct cg_mount *v1;
+	int nv1, top_is_v2;
+	char v2root[PATH_MAX];
+	dev_t v2dev;
+};
+
+static void detect_line(char *line, void *ctx)
+{
+	struct detect *d = ctx;
+	struct cg_mount *v1 = d->v1;
+	char *root, *mnt, *fstype, *superopts;
+	dev_t dev;
+	if (split_line(line, &dev, &root, &mnt, &fstype, &superopts) < 0)
+		return;
+	if (strcmp(mnt, "/sys/fs/cgroup") == 0) {
+		/* A later mount on the same point hides the earlier one. */
+		d->top_is_v2 = strcmp(fstype, "cgroup2") == 0;
+		if (d->top_is_v2) {
+			snprintf(d->v2root, sizeof d->v2root, "%s", root);
+			d->v2dev = dev;
+		}
+		return;
+	}
+	if (strcmp(fstype, "cgroup") != 0)
+		return;
+	unsigned ctls = ctls_in(superopts);
+	if (!ctls)
+		return;
+	int i;
+	for (i = 0; i < d->nv1; i++)
+		if (v1[i].ctls & ctls)
+			break;
+	if (i < d->nv1) {
+		/* A second mount of a hierarchy already seen: prefer one
+		 * that shows the whole hierarchy. */
+		if (strcmp(v1[i].root, "/") != 0 && strcmp(root, "/") == 0)
+			set_mount(&v1[i], mnt, root, ctls, dev);
+		return;
+	}
+	if (d->nv1 < CG_NCTL)
+		set_mount(&v1[d->nv1++], mnt, root, ctls, dev);
+}
+
+int cg_detect_from(const char *mountinfo_path, struct cg_layout *out)
+{
+	/* v1 hierarchies are collected in place; a cgroup2 on top replaces them. */
+	struct detect d = {.v1 = out->mounts, .v2root = "/"};
+
+	out->version = 0;
+	out->nmounts = 0;
+	if (each_line(mountinfo_path, detect_line, &d, 100000) < 0)
+		return -1;
+	if (d.top_is_v2) {
 		out->version = 2;
-		set_mount(&out->mounts[0], "/sys/fs/cgroup", v2root, CG_ALL, v2dev);
+		set_mount(&out->mounts[0], "/sys/fs/cgroup", d.v2root, CG_ALL, d.v2dev);
 		out->nmounts = 1;
-	} else if (nv1 > 0) {
+	} else if (d.nv1 > 0) {
 		out->version = 1;
-		out->nmounts = nv1;
+		out->nmounts = d.nv1;
 	}
 	return 0;
 }
@@ -207,33 +258,27 @@ static void self_dir(struct cg_mount *m, const char *path)
 		memcpy(m->self, buf, (size_t)n + 1);
 }
 
+static void self_line(char *line, void *ctx)
+{
+	struct cg_layout *l = ctx;
+	char *c1 = strchr(line, ':');
+	char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	if (!c2)
+		return;
+	*c1 = 0;
+	*c2 = 0;
+	const char *ctls = c1 + 1, *path = c2 + 1;
+	int v2line = strcmp(line, "0") == 0 && *ctls == 0;
+	for (int i = 0; i < l->nmounts; i++) {
+		struct cg_mount *m = &l->mounts[i];
+		if (l->version == 2 ? v2line : (!v2line && (ctls_in(ctls) & m->ctls)))
+			self_dir(m, path);
+	}
+}
+
 int cg_self_from(const char *proc_cgroup_path, struct cg_layout *l)
 {
-	FILE *f = fopen(proc_cgroup_path, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	int lines = 0;
-	if (!f)
-		return -1;
-	while (getline(&line, &cap, f) > 0 && ++lines < 1000) {
-		line[strcspn(line, "\n")] = 0;
-		char *c1 = strchr(line, ':');
-		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		*c1 = 0;
-		*c2 = 0;
-		const char *ctls = c1 + 1, *path = c2 + 1;
-		int v2line = strcmp(line, "0") == 0 && *ctls == 0;
-		for (int i = 0; i < l->nmounts; i++) {
-			struct cg_mount *m = &l->mounts[i];
-			if (l->version == 2 ? v2line : (!v2line && (ctls_in(ctls) & m->ctls)))
-				self_dir(m, path);
-		}
-	}
-	free(line);
-	fclose(f);
-	return 0;
+	return each_line(proc_cgroup_path, self_line, l, 999);
 }
 
 int cg_detect(struct cg_layout *out)

@@ -137,97 +137,138 @@ int record_live(const struct box_record *rec)
 	return st != 0 && st == rec->sup_start && state != 'Z' && state != 'X';
 }
 
-/* Values are escaped like the .image sidecar: \\ \t \n. */
-static void put(FILE *f, const char *key, const char *val)
+/* The record's text, composed in memory and written with one write(2)
+ * (a stdio stream on the file itself cost an ioctl() and a write per
+ * buffer). Composed in one static page while it fits, as nearly every
+ * record does: a heap buffer (open_memstream) was a fresh page mapped and
+ * unmapped again on each of the three writes of a start, a page fault and
+ * a TLB flush each. Larger records (long --env-file values) grow on the
+ * heap. */
+struct text {
+	char *p;
+	size_t len, cap;
+	int heap, failed;
+};
+
+static char text_page[4096] __attribute__((aligned(4096)));
+
+static void text_add(struct text *t, const char *s, size_t n)
 {
-	fputs(key, f);
-	fputc('\t', f);
-	for (; *val; val++) {
-		if (*val == '\\')
-			fputs("\\\\", f);
-		else if (*val == '\t')
-			fputs("\\t", f);
-		else if (*val == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*val, f);
+	if (t->failed)
+		return;
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = t->cap * 2;
+		while (t->len + n + 1 > cap)
+			cap *= 2;
+		char *grown = t->heap ? realloc(t->p, cap) : malloc(cap);
+		if (!grown) {
+			t->failed = 1;
+			return;
+		}
+		if (!t->heap)
+			memcpy(grown, t->p, t->len);
+		t->p = grown;
+		t->cap = cap;
+		t->heap = 1;
 	}
-	fputc('\n', f);
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	t->p[t->len] = 0;
 }
 
-/* The record's text, composed in memory and written with one write(2):
- * a stdio stream on the file itself cost an ioctl() (is it a terminal?)
- * and a write per buffer. NULL when out of memory. */
-static char *record_text(const struct box_record *rec, size_t *len)
+static void text_free(struct text *t)
 {
-	char num[64], *text = NULL;
-	FILE *f = open_memstream(&text, len);
-	if (!f)
-		return NULL;
-	put(f, "name", rec->name);
+	if (t->heap)
+		free(t->p);
+}
+
+/* Values are escaped like the .image sidecar: \\ \t \n. */
+static void put(struct text *t, const char *key, const char *val)
+{
+	text_add(t, key, strlen(key));
+	text_add(t, "\t", 1);
+	for (const char *run = val;; val++) {
+		const char *esc = *val == '\\' ? "\\\\" : *val == '\t' ? "\\t" : *val == '\n' ? "\\n" : NULL;
+		if (!esc && *val)
+			continue;
+		text_add(t, run, (size_t)(val - run));
+		if (!*val)
+			break;
+		text_add(t, esc, 2);
+		run = val + 1;
+	}
+	text_add(t, "\n", 1);
+}
+
+/* 0, or -1 when out of memory (t is freed then). */
+static int record_text(const struct box_record *rec, struct text *t)
+{
+	char num[64];
+	*t = (struct text){.p = text_page, .cap = sizeof text_page};
+	put(t, "name", rec->name);
 	snprintf(num, sizeof num, "%d", (int)rec->sup_pid);
-	put(f, "supervisor", num);
+	put(t, "supervisor", num);
 	snprintf(num, sizeof num, "%llu", rec->sup_start);
-	put(f, "start", num);
+	put(t, "start", num);
 	snprintf(num, sizeof num, "%d", (int)rec->pid1);
-	put(f, "pid1", num);
+	put(t, "pid1", num);
 	if (record_has_ns(rec)) {
 		char list[BOX_NS_COUNT * 12] = "";
 		for (int i = 0, at = 0; i < BOX_NS_COUNT; i++)
 			at += snprintf(list + at, sizeof list - (size_t)at, "%s%d", i ? " " : "", rec->nsfd[i]);
-		put(f, "nsfds", list);
+		put(t, "nsfds", list);
 	}
 	snprintf(num, sizeof num, "%lld", rec->created);
-	put(f, "created", num);
-	put(f, "image", rec->image);
-	put(f, "cgroup", rec->cgroup);
-	put(f, "seccomp", rec->seccomp);
+	put(t, "created", num);
+	put(t, "image", rec->image);
+	put(t, "cgroup", rec->cgroup);
+	put(t, "seccomp", rec->seccomp);
 	snprintf(num, sizeof num, "%016" PRIx64, rec->caps);
-	put(f, "caps", num);
-	put(f, "user", rec->user);
+	put(t, "caps", num);
+	put(t, "user", rec->user);
 	snprintf(num, sizeof num, "%d", rec->shifted);
-	put(f, "shifted", num);
+	put(t, "shifted", num);
 	snprintf(num, sizeof num, "%d", rec->restrict_sxid);
-	put(f, "restrict_sxid", num);
+	put(t, "restrict_sxid", num);
 	/* Only for a box without a user namespace: other records keep their bytes. */
 	if (rec->no_userns)
-		put(f, "userns", "no");
+		put(t, "userns", "no");
 	if (rec->host_root)
-		put(f, "workload_is_host_root", "1");
-	put(f, "lower", rec->lower);
-	put(f, "scratch", rec->scratch);
+		put(t, "workload_is_host_root", "1");
+	put(t, "lower", rec->lower);
+	put(t, "scratch", rec->scratch);
 	snprintf(num, sizeof num, "%d", rec->byte1);
-	put(f, "byte1", num);
+	put(t, "byte1", num);
 	for (int i = 0; i < rec->nlabels; i++)
-		put(f, "label", rec->labels[i]);
-	put(f, "workdir", rec->workdir);
-	put(f, "apparmor", rec->apparmor);
+		put(t, "label", rec->labels[i]);
+	put(t, "workdir", rec->workdir);
+	put(t, "apparmor", rec->apparmor);
 	for (int i = 0; i < rec->nulimits; i++)
-		put(f, "ulimit", rec->ulimits[i]);
+		put(t, "ulimit", rec->ulimits[i]);
 	/* "env" alone marks a known, possibly empty, environment. */
 	if (rec->env) {
-		put(f, "env", "");
+		put(t, "env", "");
 		for (char **e = rec->env; *e; e++)
-			put(f, "envvar", *e);
+			put(t, "envvar", *e);
 	}
-	if (fclose(f) != 0) {
-		free(text);
-		return NULL;
+	if (t->failed) {
+		text_free(t);
+		errno = ENOMEM;
+		return -1;
 	}
-	return text;
+	return 0;
 }
 
 static int write_record(const char *runtime, const struct box_record *rec, char *tmp, size_t len)
 {
-	size_t n;
-	char *text = record_text(rec, &n);
-	if (!text)
+	struct text text;
+	if (record_text(rec, &text) < 0)
 		return -1;
 	snprintf(tmp, len, "%s/instances/.%s.%d.tmp", runtime, rec->name, (int)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int ok = fd >= 0 && write_all(fd, text, n) == 0;
+	int ok = fd >= 0 && write_all(fd, text.p, text.len) == 0;
 	int e = errno;
-	free(text);
+	text_free(&text);
 	if (fd >= 0 && close(fd) < 0 && ok) {
 		ok = 0;
 		e = errno;

@@ -13,6 +13,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "base/fdutil.h"
 #include "cgroup/box.h"
 #include "cgroup/io.h"
 #include "cgroup/layout.h"
@@ -99,6 +100,54 @@ TEST(cgroup_overmount_escapes_and_junk)
 	CHECK(m && strcmp(m->dir, "/sys/fs/cgroup/mem ory") == 0);
 	CHECK(cg_mount_of(&l, CG_PIDS) == NULL);
 	CHECK(cg_detect_from(FIX "does-not-exist", &l) < 0 && l.version == 0);
+}
+
+/* The fixture's mountinfo behind `filler` lines of other mounts, with
+ * or without its last newline, in a temporary file. */
+static void padded_mountinfo(char *out, size_t len, int filler, int last_newline)
+{
+	char buf[8192];
+	long n = read_small_file(FIX "hybrid.mountinfo", buf, sizeof buf);
+	snprintf(out, len, "/tmp/kern-unit-mountinfo.XXXXXX");
+	int fd = mkstemp(out);
+	CHECK(fd >= 0 && n > 0);
+	if (fd < 0 || n <= 0)
+		return;
+	for (int i = 0; i < filler; i++) {
+		char line[256];
+		int k = snprintf(line, sizeof line,
+				 "%d 26 0:%d / /var/lib/containers/storage/overlay/%064d/merged rw,relatime - "
+				 "overlay overlay rw\n", 1000 + i, 100 + i, i);
+		CHECK(write(fd, line, (size_t)k) == k);
+	}
+	if (!last_newline && buf[n - 1] == '\n')
+		n--;
+	CHECK(write(fd, buf, (size_t)n) == n);
+	close(fd);
+}
+
+TEST(cgroup_detects_the_same_from_a_large_or_unterminated_mountinfo)
+{
+	struct cg_layout want = layout_of("hybrid"), l;
+	/* 0: read whole in one buffer; 400 (about 60 KiB): more than that
+	 * buffer holds, read through stdio; each with and without the last
+	 * line's newline. */
+	static const int fillers[] = {0, 400};
+	for (size_t f = 0; f < 2; f++)
+		for (int nl = 0; nl < 2; nl++) {
+			char path[64];
+			padded_mountinfo(path, sizeof path, fillers[f], nl);
+			CHECK(cg_detect_from(path, &l) == 0);
+			CHECK(cg_self_from(FIX "hybrid.cgroup", &l) == 0);
+			CHECK(l.version == want.version && l.nmounts == want.nmounts);
+			for (int i = 0; i < l.nmounts && i < want.nmounts; i++) {
+				CHECK_STR(l.mounts[i].dir, want.mounts[i].dir);
+				CHECK_STR(l.mounts[i].root, want.mounts[i].root);
+				CHECK_STR(l.mounts[i].self, want.mounts[i].self);
+				CHECK(l.mounts[i].ctls == want.mounts[i].ctls && l.mounts[i].dev == want.mounts[i].dev);
+			}
+			unlink(path);
+		}
 }
 
 TEST(cgroup_cpu_lists_compare_by_cpus)
