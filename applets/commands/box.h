@@ -21,18 +21,17 @@
 
 #define MAX_LIST 256
 
+/* Scalars and pointers first, the arrays after them: a start touches few
+ * of the arrays, and each page first touched on the start path is a page
+ * fault (box_run() keeps this in static storage for that reason). */
 struct box_args {
 	const char *name;
 	const char *image, *rootfs;
-	char rootfs_real[PATH_MAX];	/* realpath() of rootfs, once, by validate(); "" if it failed */
 	int bind_rootfs;
 	int read_only;
-	struct bind_spec binds[MAX_LIST];
 	int nbinds;
-	struct tmpfs_spec tmpfs[MAX_LIST];
 	int ntmpfs;
 	const char *workdir;
-	char *cap_drop[MAX_LIST], *cap_add[MAX_LIST];
 	int ncap_drop, ncap_add;
 	int uid_range;		/* 1 --uid-range, -1 --no-uid-range, 0 unset */
 	int map_host_root;
@@ -55,21 +54,14 @@ struct box_args {
 	const char *apparmor;
 	int net;		/* enum net_mode */
 	int net_flag;		/* --net/--network was given */
-	char *egress[MAX_LIST];
 	int negress;
 	const char *egress_raw;
 	char *egress_copy;
-	char *profile_tokens[MAX_LIST];
 	int nprofiles;
-	char *env_files[MAX_LIST];
 	int nenv_files;
-	char *env_kv[MAX_LIST];
 	int nenv_kv;
-	char *labels[RECORD_MAX_LABELS];
 	int nlabels;
-	struct ulimit_spec ulimits[LOCKDOWN_MAX_ULIMITS];
 	int nulimits;
-	char *ulimit_raw[LOCKDOWN_MAX_ULIMITS];
 	int show_config, plan, detach, quiet, tty;
 	int pull;
 	const char *platform;
@@ -82,8 +74,6 @@ struct box_args {
 	int seccomp_mode;
 	uint64_t caps;
 	struct strv envfile_entries;	/* file contents, in order, never on argv */
-	int envfile_end[MAX_LIST];	/* where each file's entries end in it */
-	struct profiles prof;
 	char hostname_buf[HOST_NAME_LEN + 1];
 	uint64_t disk;		/* --disk, or disk_default() of the memory cap */
 	int disk_given;
@@ -91,6 +81,20 @@ struct box_args {
 	 * ready_fd hears the launch's outcome as -d's launcher does, and -t's
 	 * pty goes to console_fd (supervise.h); -1 for kern box. */
 	int gate_fd, ready_fd, console_fd;
+	struct profiles prof;		/* its counts first, its arrays last */
+	char rootfs_real[PATH_MAX];	/* realpath() of rootfs, once, by validate(); "" if it failed */
+	/* The lists, each touched only when its flag is given. */
+	struct bind_spec binds[MAX_LIST];
+	struct tmpfs_spec tmpfs[MAX_LIST];
+	char *cap_drop[MAX_LIST], *cap_add[MAX_LIST];
+	char *egress[MAX_LIST];
+	char *profile_tokens[MAX_LIST];
+	char *env_files[MAX_LIST];
+	char *env_kv[MAX_LIST];
+	char *labels[RECORD_MAX_LABELS];
+	struct ulimit_spec ulimits[LOCKDOWN_MAX_ULIMITS];
+	char *ulimit_raw[LOCKDOWN_MAX_ULIMITS];
+	int envfile_end[MAX_LIST];	/* where each file's entries end in it */
 };
 
 /* Every step's config, resolved from the flags, the environment,
@@ -126,12 +130,10 @@ struct box_steps {
 	struct seccomp_step sc;
 };
 
+/* As struct box_args: the small members first, the steps' configs next
+ * (their seccomp config last of all), the three paths at the end. */
 struct launch {
 	struct box_args *a;
-	struct box_steps s;
-	char runtime[PATH_MAX];
-	char scratch[PATH_MAX];
-	char lower[PATH_MAX];
 	struct image_config icfg;
 	struct fs_config fs;
 	struct run_config run;
@@ -145,6 +147,10 @@ struct launch {
 	struct ns_config nc;
 	int nonroot, ranged;
 	int egress_ctl;
+	struct box_steps s;
+	char runtime[PATH_MAX];
+	char scratch[PATH_MAX];
+	char lower[PATH_MAX];
 };
 
 /* The egress control descriptor's number in the printed chain. */

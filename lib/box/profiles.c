@@ -339,9 +339,15 @@ int profiles_resolve(char *const *tokens, int ntokens, const char *config_flag,
 	char path[PATH_MAX], err[PATH_MAX + 256];
 	int explicit_, rc = 0;
 
-	memset(out, 0, sizeof *out);
-	if (ntokens == 0)
+	if (ntokens == 0) {
+		/* Empty, its arrays untouched: nothing reads past the counts. */
+		out->memory = out->pids = out->cpu_micro = 0;
+		out->memory_set = out->pids_set = out->cpus_set = 0;
+		out->nvdisks = out->ndevices = 0;
+		out->config_path[0] = 0;
 		return 0;
+	}
+	memset(out, 0, sizeof *out);
 	for (int i = 0; i < ntokens; i++)
 		if (!profile_token_valid(tokens[i])) {
 			fatal("box", "bad profile token '%s'", tokens[i]);

@@ -17,6 +17,9 @@ struct vdisk {
 	int disk;		/* backend = "disk": ext4 on a loop device (vdisk.h) */
 };
 
+/* The scalars and counts first, the arrays last: a box without profile
+ * tokens reads only the first few bytes (each page first touched on the
+ * start path is a page fault). */
 struct profiles {
 	uint64_t memory;	/* valid when memory_set */
 	int memory_set;
@@ -24,11 +27,11 @@ struct profiles {
 	int pids_set;
 	uint64_t cpu_micro;
 	int cpus_set;
-	struct vdisk vdisks[PROFILES_MAX_VDISKS];
 	int nvdisks;
-	char devices[PROFILES_MAX_DEVICES][256];	/* host paths of vgpio devices */
 	int ndevices;
 	char config_path[PATH_MAX];	/* kern.toml that was read, "" if none */
+	struct vdisk vdisks[PROFILES_MAX_VDISKS];
+	char devices[PROFILES_MAX_DEVICES][256];	/* host paths of vgpio devices */
 };
 
 /* Token grammar ^(vcpu|vgpio|vdisk):[A-Za-z0-9][A-Za-z0-9._-]*$ */
@@ -36,8 +39,9 @@ int profile_token_valid(const char *tok);
 
 /* Resolve tokens (in order; later ones win) from the kern.toml found per
  * box-cli.md §2.3 ($KERN_CONFIG > config_flag > XDG). Nothing is opened when there
- * are no tokens. Returns 0, or -1 after printing `error: box: ...` (the
- * caller exits 1). */
+ * are no tokens: *out is then empty (scalars and counts zero, no config
+ * path; its arrays are left untouched). Returns 0, or -1 after printing
+ * `error: box: ...` (the caller exits 1). */
 int profiles_resolve(char *const *tokens, int ntokens, const char *config_flag,
 		     struct profiles *out);
 

@@ -260,3 +260,13 @@ TEST(profile_token_syntax)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		CHECK(!profile_token_valid(bad[i]));
 }
+
+TEST(profiles_without_tokens_are_empty)
+{
+	static struct profiles p;
+	memset(&p, 0x5a, sizeof p);
+	CHECK(profiles_resolve(NULL, 0, "/not/read", &p) == 0);
+	CHECK(p.memory == 0 && !p.memory_set && p.pids == 0 && !p.pids_set);
+	CHECK(p.cpu_micro == 0 && !p.cpus_set && p.nvdisks == 0 && p.ndevices == 0);
+	CHECK_STR(p.config_path, "");
+}
