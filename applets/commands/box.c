@@ -1320,6 +1320,7 @@ int box_run(int argc, char **argv, int gate_fd, int ready_fd, int console_fd)
 	int started_fd = env_fd("KERN_STARTED_FD");
 	int rc;
 
+	stack_prefault();
 	a.gate_fd = gate_fd;
 	a.ready_fd = ready_fd;
 	a.console_fd = console_fd;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -35,6 +36,19 @@ const char oom_sentence[] =
 	"workload needs more.";
 
 static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+void stack_prefault(void)
+{
+	char here, *page = &here;
+	page -= (uintptr_t)page & 4095;
+	/* From below this frame's page down; a range the stack's mapping does
+	 * not reach fails as a whole and changes nothing. */
+	(void)madvise(page - STACK_PREFAULT, STACK_PREFAULT, MADV_POPULATE_WRITE);
+}
 
 /* The workload is init's only child: its host pid, for SigCgt. */
 static pid_t workload_pid(pid_t pid1)
@@ -325,6 +339,7 @@ int supervise(struct supervisor *s)
 	int placed;
 	pid1 = clone_pid1(s->prepare ? s->clone_flags : 0, cg_clone_fd(s->cg), &placed);
 	if (pid1 == 0) {
+		stack_prefault();
 		close(status_p[0]);
 		close(report_p[0]);
 		diag_status_fd = status_p[1];
@@ -352,6 +367,8 @@ int supervise(struct supervisor *s)
 		_exit(EXIT_SETUP);
 	}
 	int fork_errno = errno;
+	if (pid1 > 0)
+		stack_prefault();
 	if (!s->prepare) {
 		/* PID 1's setup is the critical path; the bookkeeping below is
 		 * not. A new child often lands on this CPU and would wait until
