@@ -587,7 +587,10 @@ static int overlaps_dir(const char *st, void *unused)
 static int overlaps_state(const char *path)
 {
 	static const enum kern_dir dirs[] = {KDIR_RUNTIME, KDIR_CACHE, KDIR_CONFIG, KDIR_DATA};
+	static int mapped;
 	char st[PATH_MAX];
+	if (!mapped++)
+		prefault(&probe, sizeof probe);
 	probe.np = path_ancestry(path, probe.real, sizeof probe.real, probe.pdev, probe.pino,
 				 ANCESTRY_MAX, &probe.have, &probe.resolved);
 	probe.runtime[0] = 0;
@@ -1077,6 +1080,8 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	 * runs once per process. */
 	static struct launch l;
 	static struct box_record rec;
+	prefault(&l, sizeof l);
+	prefault(&rec, sizeof rec);
 	l.a = a;
 	l.alive_fd = alive_fd;
 	l.started_fd = started_fd;

@@ -41,13 +41,27 @@ static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 #define MADV_POPULATE_WRITE 23
 #endif
 
+void prefault(void *p, size_t len)
+{
+	char *start = p, *end = start + len;
+	start -= (uintptr_t)start & 4095;
+	(void)madvise(start, (size_t)(end - start), MADV_POPULATE_WRITE);
+}
+
 void stack_prefault(void)
 {
-	char here, *page = &here;
-	page -= (uintptr_t)page & 4095;
-	/* From below this frame's page down; a range the stack's mapping does
-	 * not reach fails as a whole and changes nothing. */
-	(void)madvise(page - STACK_PREFAULT, STACK_PREFAULT, MADV_POPULATE_WRITE);
+	/* The first call's frame (kern box's) is the top for later ones, so
+	 * that the supervisor and PID 1 after the clone also cover the frames
+	 * between it and supervise(). */
+	static char *top;
+	char here;
+	if (!top) {
+		top = &here;
+		top -= (uintptr_t)top & 4095;
+	}
+	/* A range the stack's mapping does not reach fails as a whole and
+	 * changes nothing. */
+	(void)madvise(top - STACK_PREFAULT, STACK_PREFAULT + 4096, MADV_POPULATE_WRITE);
 }
 
 /* The workload is init's only child: its host pid, for SigCgt. */

@@ -61,6 +61,9 @@ int supervise(struct supervisor *s);
  * before. */
 #define STACK_PREFAULT (64 << 10)
 void stack_prefault(void);
+/* The same for the pages of [p, p + len): a large static struct of which a
+ * start touches a page here and there. */
+void prefault(void *p, size_t len);
 
 /* For prepare, before each blocking read of PID 1's: 0 once fd is readable
  * (or at its end); -1 with errno ECANCELED once a stop signal or the
