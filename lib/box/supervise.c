@@ -435,11 +435,16 @@ int supervise(struct supervisor *s)
 		close(s->alive_fd);
 		s->alive_fd = -1;
 	}
-	/* 13 */
+	/* 13. PID 1's pid goes into the record with its namespaces, in one
+	 * write (read_report): PID 1 sends them right after the root is built,
+	 * which prepare has waited for, and before anything of the workload
+	 * runs. Should they not come, the record gets the pid alone before the
+	 * launcher hears of the start (below). */
 	pidfd = (int)syscall(SYS_pidfd_open, pid1, 0);
+	int pid1_unrecorded = 0;
 	if (s->rec) {
 		s->rec->pid1 = pid1;
-		records_update(s->runtime, s->rec);
+		pid1_unrecorded = !record_has_ns(s->rec);
 	}
 	oomfd = cg_oom_fd(s->cg);
 	fcntl(status_p[0], F_SETFL, O_NONBLOCK);
@@ -465,11 +470,8 @@ int supervise(struct supervisor *s)
 				continue;
 			break;
 		}
-		if (p[1].revents) {
-			read_status(&status_fd, &r);
-			if (status_fd < 0)
-				tell_launcher(s, &r);
-		}
+		/* The report socket first: the namespaces PID 1 sent before its
+		 * status are in the record before the launcher is told. */
 		if (p[2].revents) {
 			/* After the report (or at PID 1's death) the socket stays at EOF:
 			 * stop polling it rather than spin until the pidfd fires. */
@@ -479,6 +481,17 @@ int supervise(struct supervisor *s)
 				tty_relay_begin(&tr, r.pty_master);
 				r.pty_master = -1;
 			}
+		}
+		if (pid1_unrecorded && record_has_ns(s->rec))
+			pid1_unrecorded = 0;
+		if (p[1].revents) {
+			read_status(&status_fd, &r);
+			if (status_fd < 0 && pid1_unrecorded) {
+				records_update(s->runtime, s->rec);
+				pid1_unrecorded = 0;
+			}
+			if (status_fd < 0)
+				tell_launcher(s, &r);
 		}
 		tty_relay_pump(&tr, p + 6);
 		if (p[3].revents & POLLIN) {

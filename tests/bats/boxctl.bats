@@ -160,6 +160,27 @@ teardown() { boxes_cleanup; }
 	assert_no_leftovers
 }
 
+@test "a detached box's record names its PID 1 and namespaces by the time -d returns, written once after the claim [rootless]" {
+	# PID 1's pid goes into the record with its namespaces, in one write,
+	# before the launcher hears of the start: ps and exec right after -d
+	# find both.
+	rt=$(runtime_dir)
+	for i in 1 2 3 4 5 6 7 8; do
+		kern_d "rec$i" --rootfs "$(ROOTFS)" -- sleep 60
+		pid1=$(sed -n 's/^pid1\t//p' "$rt/instances/rec$i")
+		[ -n "$pid1" ] && [ "$pid1" -gt 1 ] || { echo "rec$i: pid1 '$pid1'"; cat "$rt/instances/rec$i"; return 1; }
+		grep -q "^nsfds	[0-9]" "$rt/instances/rec$i" || { echo "rec$i: no nsfds"; cat "$rt/instances/rec$i"; return 1; }
+		[ "$(box_field "rec$i" pid1)" = "$pid1" ]
+	done
+	# One write per start after the claim: the claim's link(), then a
+	# single rename() of the whole record.
+	command -v strace >/dev/null || skip "no strace"
+	strace -f -e trace=rename,renameat,renameat2,link,linkat -o "$BATS_TEST_TMPDIR/trace" \
+		"$KERN" box once --rootfs "$(ROOTFS)" -- true
+	run grep -cE '^[0-9]+ +rename' "$BATS_TEST_TMPDIR/trace"
+	[ "$output" = 1 ] || { cat "$BATS_TEST_TMPDIR/trace"; return 1; }
+}
+
 @test "recover never touches a live box: its record and scratch stay, exec still works [rootless]" {
 	kern_d live --rootfs "$(ROOTFS)" -- sleep 60
 	rt=$(runtime_dir)
