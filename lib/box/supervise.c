@@ -48,6 +48,31 @@ void prefault(void *p, size_t len)
 	(void)madvise(start, (size_t)(end - start), MADV_POPULATE_WRITE);
 }
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+/* The linker's bounds of this program's read-only part: its start, and
+ * where the writable data begins (.init_array opens it; GNU ld and lld
+ * define both, static or PIE). */
+extern char __executable_start[];
+extern void (*__init_array_start[])(void);
+
+/* PID 1, just cloned: kern's code and constants mapped in one call. A fork
+ * copies no page table entries of a mapping that is only the file's, so
+ * the child faults in each part of them it uses, a dozen faults on the
+ * start's critical path (each 10-15 µs on a VM, fault-around included);
+ * the pages are in the page cache already, and mapping all of them in one
+ * madvise is about 20 µs here. A hole in the range (a PIE's layout) stops
+ * it there: the rest faults in as before. */
+static void code_prefault(void)
+{
+	char *start = __executable_start, *end = (char *)__init_array_start;
+	start -= (uintptr_t)start & 4095;
+	if (end > start)
+		(void)madvise(start, (size_t)(end - start), MADV_POPULATE_READ);
+}
+
 void stack_prefault(void)
 {
 	/* The first call's frame (kern box's) is the top for later ones, so
@@ -354,6 +379,7 @@ int supervise(struct supervisor *s)
 	pid1 = clone_pid1(s->prepare ? s->clone_flags : 0, cg_clone_fd(s->cg), &placed);
 	if (pid1 == 0) {
 		stack_prefault();
+		code_prefault();
 		close(status_p[0]);
 		close(report_p[0]);
 		diag_status_fd = status_p[1];
