@@ -407,8 +407,6 @@ int supervise(struct supervisor *s)
 		_exit(EXIT_SETUP);
 	}
 	int fork_errno = errno;
-	if (pid1 > 0)
-		stack_prefault();
 	if (!s->prepare) {
 		/* PID 1's setup is the critical path; the bookkeeping below is
 		 * not. A new child often lands on this CPU and would wait until
@@ -456,6 +454,9 @@ int supervise(struct supervisor *s)
 	/* PID 1 waits for its id maps and its cgroup. */
 	if (s->prepare && (rc = s->prepare(s, pid1)) != 0)
 		return abort_start(s, pid1, rc == SUPERVISE_STOPPED ? stopped_code(s) : EXIT_SETUP);
+	/* PID 1 has its id maps and runs on: the supervisor's own stack now,
+	 * off its critical path (before the maps it delayed PID 1). */
+	stack_prefault();
 	/* The alive pipe now lives only in PID 1 and the workload. */
 	if (s->alive_fd >= 0) {
 		close(s->alive_fd);
