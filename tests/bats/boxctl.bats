@@ -171,6 +171,10 @@ teardown() { boxes_cleanup; }
 		[ -n "$pid1" ] && [ "$pid1" -gt 1 ] || { echo "rec$i: pid1 '$pid1'"; cat "$rt/instances/rec$i"; return 1; }
 		grep -q "^nsfds	[0-9]" "$rt/instances/rec$i" || { echo "rec$i: no nsfds"; cat "$rt/instances/rec$i"; return 1; }
 		[ "$(box_field "rec$i" pid1)" = "$pid1" ]
+		# created: the wall clock's seconds at the start
+		created=$(sed -n 's/^created\t//p' "$rt/instances/rec$i")
+		now=$(date +%s)
+		[ "$created" -le "$now" ] && [ "$created" -ge $((now - 30)) ] || { echo "rec$i: created $created, now $now"; return 1; }
 	done
 	# One write per start after the claim: the claim's link(), then a
 	# single rename() of the whole record.
