@@ -55,9 +55,11 @@ int supervise(struct supervisor *s);
  * touched is otherwise a page fault of its own, and each page the clone of
  * PID 1 shares a copy-on-write fault in whichever process writes it first
  * (10-15 µs each on a VM, against well under 1 µs for a page mapped in
- * one madvise). kern box calls it as it starts; supervise() in PID 1
- * right after the clone, and in the supervisor once PID 1 has its id maps
- * (not before: PID 1 waits for them). Best effort: a kernel
+ * one madvise). kern box calls it as it starts, and supervise() in the
+ * supervisor once PID 1 has its id maps (not before: PID 1 waits for
+ * them). Not PID 1: its stack is all copy-on-write copies of the
+ * supervisor's, and populating them copies pages it never writes. Best
+ * effort: a kernel
  * without MADV_POPULATE_WRITE (before 5.14) faults the pages in as
  * before. */
 #define STACK_PREFAULT (64 << 10)
