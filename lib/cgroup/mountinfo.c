@@ -218,7 +218,10 @@ static void detect_line(char *line, void *ctx)
 
 int cg_detect_from(const char *mountinfo_path, struct cg_layout *out)
 {
-	/* v1 hierarchies are collected in place; a cgroup2 on top replaces them. */
+	/* v1 hierarchies are collected in place; a cgroup2 on top replaces them.
+	 * Only the array's address is taken here (cppcheck reads it as a use
+	 * of the caller's uninitialized layout). */
+	// cppcheck-suppress ctuuninitvar
 	struct detect d = {.v1 = out->mounts, .v2root = "/"};
 
 	out->version = 0;
