@@ -24,13 +24,15 @@
 #include <unistd.h>
 
 #include "base/diag.h"
+#include "base/fdutil.h"
+#include "cgroup/io.h"
 #include "cgroup/layout.h"
 
 #include "oci.h"
 
 #define OOM_HOME_FILE "oom-home"
 
-/* Write pid into DIR/cgroup.procs: 0, or -1 with errno. */
+/* Write pid into cgdir/cgroup.procs: 0, or -1 with errno. */
 static int move_to(const char *cgdir, pid_t pid)
 {
 	char path[PATH_MAX + 16], num[24];
@@ -38,15 +40,8 @@ static int move_to(const char *cgdir, pid_t pid)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int n = snprintf(num, sizeof num, "%d", (int)pid);
-	int rc = write(fd, num, (size_t)n) == n ? 0 : -1;
-	int e = errno;
-	close(fd);
-	errno = e;
-	return rc;
+	snprintf(num, sizeof num, "%d", (int)pid);
+	return cg_write(AT_FDCWD, path, num);
 }
 
 void oci_oom_watch_join(const char *dir, const char *cgroups_path, pid_t sup)
@@ -80,18 +75,13 @@ int oci_oom_watch_leave(const char *dir, pid_t sup, char *why, size_t wl)
 		snprintf(why, wl, "%s/" OOM_HOME_FILE ": %s", dir, strerror(ENAMETOOLONG));
 		return -1;
 	}
-	int fd = open(home_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
+	errno = 0;
+	long n = read_small_file(home_file, home, sizeof home);
+	if (n < 0 && errno == ENOENT)
 		return 0;
-	if (fd < 0) {
-		snprintf(why, wl, "open %s: %s", home_file, strerror(errno));
-		return -1;
-	}
-	ssize_t n = read(fd, home, sizeof home - 1);
-	close(fd);
 	/* Written by create into this root-only directory; still, only an
 	 * absolute path without a way up is taken. */
-	if (n <= 0 || (home[n] = 0, home[0] != '/') || strstr(home, "/..") || strchr(home, '\n')) {
+	if (n <= 0 || home[0] != '/' || strstr(home, "/..") || strchr(home, '\n')) {
 		snprintf(why, wl, "%s: not a cgroup directory", home_file);
 		return -1;
 	}

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -186,4 +187,53 @@ long recv_fds(int sock, void *buf, size_t len, int *fds, int max, int *nfds)
 		}
 	}
 	return (long)n;
+}
+
+/* One static buffer: not reentrant (see fdutil.h). */
+int each_line(const char *path, void (*fn)(char *line, void *ctx), void *ctx, int max_lines)
+{
+	static char buf[32768];
+	int lines = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	if (fd < 0)
+		return -1;
+	/* One read() is one pass of the kernel over the mount table. */
+	while (got < sizeof buf - 1) {
+		ssize_t r = read(fd, buf + got, sizeof buf - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got < sizeof buf - 1) {
+		char *end = buf + got;
+		close(fd);
+		*end = 0;
+		for (char *l = buf; l < end && lines++ < max_lines;) {
+			char *e = memchr(l, '\n', (size_t)(end - l));
+			if (!e)
+				e = end;
+			*e = 0;
+			fn(l, ctx);
+			l = e + 1;
+		}
+		return 0;
+	}
+	/* Too large for the buffer: stdio, from the start. */
+	FILE *f = fdopen(fd, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	if (!f) {
+		close(fd);
+		return -1;
+	}
+	rewind(f);
+	while (getline(&line, &cap, f) > 0 && lines++ < max_lines) {
+		line[strcspn(line, "\n")] = 0;
+		fn(line, ctx);
+	}
+	free(line);
+	fclose(f);
+	return 0;
 }

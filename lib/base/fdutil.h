@@ -14,6 +14,15 @@ int set_cloexec(int fd, int on);
  * terminated. Returns the length (> 0), or -1 when it cannot be opened
  * or is empty. */
 long read_small_file(const char *path, char *buf, size_t len);
+/* Each line of a small file (a /proc file, /etc/subuid), newline removed,
+ * to fn; ctx is fn's; at most max_lines lines. The file is read whole into
+ * one static buffer when it fits (32 KiB), as mountinfo and the others do
+ * on nearly every host: a stdio stream and getline() are heap
+ * allocations, which musl's allocator maps as fresh pages and unmaps
+ * again, a page fault and a TLB flush each on the start path. A larger
+ * file goes through stdio. fn must not call each_line() itself. Returns
+ * 0, or -1 with errno when the file cannot be opened. */
+int each_line(const char *path, void (*fn)(char *line, void *ctx), void *ctx, int max_lines);
 /* Write text to a small file (a /proc or /sys entry) with one write(2).
  * 0, or -1 with errno. */
 int write_small_file(const char *path, const char *text);

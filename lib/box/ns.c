@@ -24,67 +24,44 @@ const char single_map_note[] =
 	"this box ran with a single-id map (no subordinate id range was available); "
 	"files owned by other users in the image appear as nobody";
 
-/* fgets(3) over a descriptor, buffered in the caller's frame: a FILE is
- * a heap allocation, which musl's allocator maps as a fresh page and
- * unmaps again at fclose(), a page fault and a TLB flush on every start
- * (about 20-60 µs on a VM). The same lines as fgets() with the same size. */
-struct line_in {
-	int fd;
-	size_t pos, len;
-	char buf[4096];
+/* subid_range()'s search, line by line (each_line(): no FILE, which
+ * musl maps and unmaps again on every start). */
+struct subid_find {
+	const char *idstr, *login;
+	unsigned long start, count;
+	int found, done;
 };
 
-static char *line_gets(char *s, size_t size, struct line_in *in)
+static void subid_line(char *line, void *ctx)
 {
-	size_t n = 0;
-	while (n + 1 < size) {
-		if (in->pos == in->len) {
-			ssize_t r = read(in->fd, in->buf, sizeof in->buf);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0)
-				break;
-			in->pos = 0;
-			in->len = (size_t)r;
-		}
-		char c = in->buf[in->pos++];
-		s[n++] = c;
-		if (c == '\n')
-			break;
-	}
-	if (n == 0)
-		return NULL;
-	s[n] = 0;
-	return s;
+	struct subid_find *f = ctx;
+	char *save = NULL;
+	char *name = strtok_r(line, ":", &save), *s = strtok_r(NULL, ":", &save), *c = strtok_r(NULL, ":", &save);
+	if (f->done || !name || !s || !c)
+		return;
+	int by_name = f->login && strcmp(name, f->login) == 0;
+	if (!by_name && (f->found || strcmp(name, f->idstr) != 0))
+		return;
+	unsigned long st = strtoul(s, NULL, 10), ct = strtoul(c, NULL, 10);
+	if (ct <= 1)
+		return;
+	f->start = st;
+	f->count = ct;
+	f->found = 1;
+	f->done = by_name;
 }
 
 int subid_range(const char *file, uid_t id, const char *login, unsigned long *start,
 		unsigned long *count)
 {
-	char line[512], idstr[24];
-	int found = 0;
-	struct line_in in = {.fd = open(file, O_RDONLY | O_CLOEXEC)};
-	if (in.fd < 0)
-		return -1;
+	char idstr[24];
 	snprintf(idstr, sizeof idstr, "%u", (unsigned)id);
-	while (line_gets(line, sizeof line, &in)) {
-		char *name = strtok(line, ":"), *s = strtok(NULL, ":"), *c = strtok(NULL, ":\n");
-		if (!name || !s || !c)
-			continue;
-		int by_name = login && strcmp(name, login) == 0;
-		if (!by_name && (found || strcmp(name, idstr) != 0))
-			continue;
-		unsigned long st = strtoul(s, NULL, 10), ct = strtoul(c, NULL, 10);
-		if (ct <= 1)
-			continue;
-		*start = st;
-		*count = ct;
-		found = 1;
-		if (by_name)
-			break;
-	}
-	close(in.fd);
-	return found ? 0 : -1;
+	struct subid_find f = {.idstr = idstr, .login = login};
+	if (each_line(file, subid_line, &f, 100000) < 0 || !f.found)
+		return -1;
+	*start = f.start;
+	*count = f.count;
+	return 0;
 }
 
 /* proc is /proc/self, or /proc/<pid> of a child cloned into its own user
@@ -188,7 +165,7 @@ int ns_initial_userns(void)
 	if (known < 0) {
 		char buf[128] = "", *p = buf, *end;
 		unsigned long v[3] = {1, 1, 0};
-		/* Its first line, as fgets() would give it; no FILE (line_gets()). */
+		/* Its first line, as fgets() would give it; no FILE. */
 		int ok = read_small_file("/proc/self/uid_map", buf, sizeof buf) > 0;
 		buf[strcspn(buf, "\n")] = 0;
 		for (int i = 0; ok && i < 3; i++) {

@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/fdutil.h"
 #include "cgroup/layout.h"
 
 static const char *const ctl_names[CG_NCTL] = {"memory", "pids", "cpu", "cpuset"};
@@ -115,61 +116,6 @@ static void mount_copy(struct cg_mount *dst, const struct cg_mount *src)
 	memcpy(dst->self, src->self, strlen(src->self) + 1);
 	dst->ctls = src->ctls;
 	dst->dev = src->dev;
-}
-
-/* Each line of a /proc file, newline removed, to fn; ctx is fn's. The
- * file is read whole into one static buffer when it fits, as mountinfo
- * and /proc/self/cgroup do on nearly every host: a stdio stream and
- * getline() are heap allocations, which musl's allocator maps as fresh
- * pages and unmaps again, a page fault and a TLB flush each per start.
- * A larger file goes through stdio as before. Returns 0, or -1 with
- * errno when it cannot be opened. */
-static int each_line(const char *path, void (*fn)(char *line, void *ctx), void *ctx, int max_lines)
-{
-	static char buf[32768];
-	int lines = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t got = 0;
-	if (fd < 0)
-		return -1;
-	/* One read() is one pass of the kernel over the mount table. */
-	while (got < sizeof buf - 1) {
-		ssize_t r = read(fd, buf + got, sizeof buf - 1 - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	if (got < sizeof buf - 1) {
-		char *end = buf + got;
-		close(fd);
-		*end = 0;
-		for (char *l = buf; l < end && lines++ < max_lines;) {
-			char *e = memchr(l, '\n', (size_t)(end - l));
-			if (!e)
-				e = end;
-			*e = 0;
-			fn(l, ctx);
-			l = e + 1;
-		}
-		return 0;
-	}
-	/* Too large for the buffer: stdio, from the start. */
-	FILE *f = fdopen(fd, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	if (!f) {
-		close(fd);
-		return -1;
-	}
-	rewind(f);
-	while (getline(&line, &cap, f) > 0 && lines++ < max_lines) {
-		line[strcspn(line, "\n")] = 0;
-		fn(line, ctx);
-	}
-	free(line);
-	fclose(f);
-	return 0;
 }
 
 struct detect {
