@@ -10,10 +10,15 @@
  * uts namespaces; the single-id maps, from outside; inside: the move into
  * the cgroup leaves, mount and cgroup namespaces, the writable layer (a
  * 256 MiB tmpfs over the scratch dir, kern's --disk default, with the
- * user-xattr probe and merged/upper/work made on it), overlay root, /dev (tmpfs, five
- * device binds, shm, mqueue), /proc, pivot_root, the /proc masks,
+ * user-xattr probe and merged/upper/work made on it), overlay root, /dev
+ * (tmpfs, five device binds, the four fd symlinks, shm, mqueue), /proc,
+ * pivot_root, the /proc masks kern makes (isolation.md §4.3: six paths
+ * read-only, seven under /dev/null, two empty, those the kernel has),
  * hostname, lo up, the bounding set, no_new_privs, kern's seccomp filter;
- * then /bin/true as init's child. Teardown: cgroups, scratch.
+ * then /bin/true as init's child. Teardown: cgroups, scratch. Box root
+ * is host root here, with no idmapped lower: kern's own --map-host-root
+ * row in box-startup shows that the subordinate id costs nothing
+ * measurable.
  *
  * WITHOUT, a comma-separated list, leaves parts out, so that box-startup
  * can show what each costs: cgroups, net (no network namespace), overlay
@@ -125,8 +130,18 @@ static void bind_at(const char *src, const char *dst, unsigned long flags)
 static void build_root(const char *lower, const char *scratch)
 {
 	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom"};
+	/* The masks of kern's default box (isolation.md §4.3; rootfs.c),
+	 * those this kernel has: read-only, covered by /dev/null, empty. */
+	static const char *const ro_over[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
+					      "/proc/bus", "/proc/fs", "/proc/asound"};
 	static const char *const null_over[] = {"/proc/kcore", "/proc/kallsyms", "/proc/kmsg",
-						"/proc/keys", "/proc/timer_list"};
+						"/proc/keys", "/proc/latency_stats",
+						"/proc/timer_list", "/proc/sched_debug"};
+	static const char *const empty_over[] = {"/proc/scsi", "/proc/acpi"};
+	static const char *const links[][2] = {{"fd", "/proc/self/fd"},
+					       {"stdin", "/proc/self/fd/0"},
+					       {"stdout", "/proc/self/fd/1"},
+					       {"stderr", "/proc/self/fd/2"}};
 	char m[PATH_MAX], p[PATH_MAX], opts[3 * PATH_MAX + 64];
 	if (unshare(CLONE_NEWNS | CLONE_NEWCGROUP) < 0)
 		die("unshare");
@@ -156,7 +171,7 @@ static void build_root(const char *lower, const char *scratch)
 	if (without_dev)
 		goto proc;
 	at(p, m, "dev");
-	if (mount("tmpfs", p, "tmpfs", MS_NOSUID, "mode=0755,size=64k") < 0)
+	if (mount("tmpfs", p, "tmpfs", MS_NOSUID, "mode=0755,size=64k,nr_inodes=64") < 0)
 		die("tmpfs /dev");
 	for (size_t i = 0; i < 5; i++) {
 		char host[32];
@@ -165,11 +180,17 @@ static void build_root(const char *lower, const char *scratch)
 		snprintf(host, sizeof host, "/dev/%s", nodes[i]);
 		bind_at(host, p, 0);
 	}
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(p, sizeof p, "%s/dev/%s", m, links[i][0]);
+		if (symlink(links[i][1], p) < 0)
+			die(p);
+	}
 	snprintf(p, sizeof p, "%s/dev/shm", m);
-	if (mkdir(p, 01777) < 0 || mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, NULL) < 0)
+	if (mkdir(p, 01777) < 0 ||
+	    mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777") < 0)
 		die("shm");
 	snprintf(p, sizeof p, "%s/dev/mqueue", m);
-	if (mkdir(p, 0755) < 0 || mount("mqueue", p, "mqueue", MS_NOSUID | MS_NODEV, NULL) < 0)
+	if (mkdir(p, 0755) < 0 || mount("mqueue", p, "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		die("mqueue");
 proc:
 	at(p, m, "proc");
@@ -180,11 +201,14 @@ proc:
 		die("pivot_root");
 	if (without_proc || without_masks)
 		return;
-	bind_at("/proc/sys", "/proc/sys", MS_REC);
-	bind_at(NULL, "/proc/sys", MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
+	for (size_t i = 0; i < sizeof ro_over / sizeof ro_over[0]; i++)
+		if (mount(ro_over[i], ro_over[i], NULL, MS_BIND | MS_REC, NULL) == 0)
+			bind_at(NULL, ro_over[i], MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
 	for (size_t i = 0; i < sizeof null_over / sizeof null_over[0]; i++)
-		(void)mount("/dev/null", null_over[i], NULL, MS_BIND, NULL);
-	(void)mount("tmpfs", "/proc/acpi", "tmpfs", MS_RDONLY, "size=0");
+		(void)mount("/dev/null", null_over[i], NULL, MS_BIND | MS_NOSUID, NULL);
+	for (size_t i = 0; i < sizeof empty_over / sizeof empty_over[0]; i++)
+		(void)mount("tmpfs", empty_over[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			    "size=0,mode=555");
 }
 
 static void lock_down(void)

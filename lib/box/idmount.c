@@ -58,6 +58,13 @@ struct idm_pending {
 static struct idm_pending ahead[IDM_AHEAD];
 static int nahead, nanswered;
 
+/* The paths of those requests, one after another: no malloc on PID 1's
+ * path, where each first write to a heap page the supervisor shares is a
+ * copy-on-write fault. A request that does not fit is asked for when it
+ * is needed, as one the socket's buffer had no room for. */
+static char ahead_paths[8192];
+static size_t ahead_used;
+
 static void request_for(struct idm_req *req, const char *src, int lower, int ro, size_t *len)
 {
 	size_t n = strlen(src);
@@ -105,16 +112,16 @@ void idm_prefetch(int idm_fd, const char *src, int lower, int ro)
 	size_t len;
 	if (idm_fd < 0 || nahead == IDM_AHEAD || strlen(src) >= sizeof req.path)
 		return;
-	char *copy = strdup(src);
-	if (!copy)
+	size_t n = strlen(src) + 1;
+	if (n > sizeof ahead_paths - ahead_used)
 		return;
 	request_for(&req, src, lower, ro, &len);
 	/* Never blocks: a full buffer only means this one is asked for when
 	 * it is needed. */
-	if (send(idm_fd, &req, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len) {
-		free(copy);
+	if (send(idm_fd, &req, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len)
 		return;
-	}
+	char *copy = memcpy(ahead_paths + ahead_used, src, n);
+	ahead_used += n;
 	ahead[nahead++] = (struct idm_pending){.kind = req.kind, .ro = req.ro, .path = copy, .fd = -1};
 }
 
@@ -124,12 +131,11 @@ void idm_forget(int idm_fd)
 	 * supervisor never writes to a closed socket. */
 	while (nanswered < nahead && receive_ahead(idm_fd) == 0)
 		;
-	for (int i = 0; i < nahead; i++) {
+	for (int i = 0; i < nahead; i++)
 		if (ahead[i].path && ahead[i].fd >= 0)
 			close(ahead[i].fd);
-		free(ahead[i].path);
-	}
 	nahead = nanswered = 0;
+	ahead_used = 0;
 }
 
 static int pending_index(const struct idm_req *req)
@@ -189,7 +195,6 @@ int idm_source(int idm_fd, const char *src, int lower, const struct bind_opts *o
 		while (!ahead[i].answered)
 			if (receive_ahead(idm_fd) < 0)
 				return -1;
-		free(ahead[i].path);
 		ahead[i].path = NULL;
 		rep = ahead[i].rep;
 		fd = ahead[i].fd;

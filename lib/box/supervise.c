@@ -37,6 +37,10 @@ const char oom_sentence[] =
 
 static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 
+/* PID 1's own stack, and how much of its top is mapped as it starts. */
+#define PID1_STACK (1 << 20)
+#define PID1_STACK_MAPPED (32 << 10)
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -228,29 +232,105 @@ static void tell_launcher(struct supervisor *s, struct run_state *r)
 	s->detach_fd = -1;
 }
 
-/* PID 1, with fork semantics (no CLONE_VM, no new stack), into the
- * namespaces of flags and, when cgroup_fd >= 0 (v2), straight into that
- * cgroup (clone3 CLONE_INTO_CGROUP); *placed says whether it was. When
- * that fails, for whatever reason, the plain clone's error or PID 1's own
- * cg_join() says precisely what is wrong. The C library's record of the
- * thread id is the supervisor's in the child: PID 1 never uses it (no
- * raise, abort or pthread calls). */
-static pid_t clone_pid1(int flags, int cgroup_fd, int *placed)
+/* What PID 1 starts from: the supervisor's ends of the pipes and what it
+ * was given, read from PID 1's copy of the supervisor's memory. */
+struct pid1_start {
+	struct supervisor *s;
+	int status_r, status_w, report_r, report_w;
+	int placed;		/* already in the box cgroup (clone3) */
+	char *stack;		/* its own stack, NULL on the supervisor's */
+	sigset_t orig;
+};
+
+/* PID 1 from its first instruction, on a stack of its own: the
+ * supervisor's stack pages are all shared with it after the clone, and
+ * each it writes is a copy-on-write fault (50-80 µs on a VM), where a
+ * fresh page costs a fraction of that and the pages it starts with are
+ * mapped in one call. */
+static int pid1_start(void *arg)
 {
-	*placed = 0;
+	struct pid1_start *p = arg;
+	struct supervisor *s = p->s;
+	if (p->stack)
+		(void)madvise(p->stack + PID1_STACK - PID1_STACK_MAPPED, PID1_STACK_MAPPED,
+			      MADV_POPULATE_WRITE);
+	code_prefault();
+	close(p->status_r);
+	close(p->report_r);
+	diag_status_fd = p->status_w;
+	if (!p->placed && cg_join(s->cg) < 0)
+		die_setup_errno("cannot join the box cgroup");
+	/* 16: die with the supervisor; if it is already gone, stop here. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	struct pollfd pp = {.fd = p->report_w, .events = POLLIN};
+	if (poll(&pp, 1, 0) == 1 && (pp.revents & (POLLHUP | POLLERR)))
+		_exit(EXIT_SETUP);
+	/* Out of the caller's session and process group before anything
+	 * of the box runs: the caller's terminal, its signals and a
+	 * kill(0, ...) from the box never meet (box-cli.md §2). The
+	 * supervisor stays where the caller put it. */
+	if (setsid() < 0)
+		die_setup_errno("setsid");
+	sigprocmask(SIG_SETMASK, &p->orig, NULL);
+	if (s->started_fd >= 0)
+		close(s->started_fd);
+	if (s->chain) {
+		set_cloexec(p->status_w, 0);
+		set_cloexec(p->report_w, 0);
+	}
+	s->pid1(s->ctx, p->report_w);
+	_exit(EXIT_SETUP);
+}
+
+/* PID 1 into the namespaces of flags, running pid1_start(). When
+ * cgroup_fd >= 0 (v2), straight into that cgroup (clone3
+ * CLONE_INTO_CGROUP, with fork semantics: it takes no function to start
+ * on another stack), and without namespaces (the applet chain's
+ * kern-wait) by fork(); otherwise on a stack of its own, mapped here and
+ * never touched by the supervisor. When clone3 fails, for
+ * whatever reason, the plain clone's error or PID 1's own cg_join() says
+ * precisely what is wrong. The C library's record of the thread id is the
+ * supervisor's in the child: PID 1 never uses it (no raise, abort or
+ * pthread calls). */
+static pid_t clone_pid1(int flags, int cgroup_fd, struct pid1_start *p)
+{
+	p->placed = 0;
+	p->stack = NULL;
 	if (cgroup_fd >= 0) {
 		struct clone_args ca = {.flags = (uint64_t)(unsigned)flags | CLONE_INTO_CGROUP,
 					.exit_signal = SIGCHLD,
 					.cgroup = (uint64_t)cgroup_fd};
 		long pid = syscall(SYS_clone3, &ca, sizeof ca);
-		if (pid >= 0) {
-			*placed = 1;
-			return (pid_t)pid;
+		if (pid == 0) {
+			p->placed = 1;
+			_exit(pid1_start(p));
 		}
+		if (pid > 0)
+			return (pid_t)pid;
 	}
-	if (flags == 0)
-		return fork();
-	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, 0UL, 0UL, 0UL, 0UL);
+	if (flags == 0) {
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(pid1_start(p));
+		return pid;
+	}
+	/* A guard page below it: an overflow faults instead of writing over
+	 * whatever lies beneath. */
+	char *base = mmap(NULL, PID1_STACK + 4096, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (base == MAP_FAILED || mprotect(base, 4096, PROT_NONE) < 0) {
+		int e = errno;
+		if (base != MAP_FAILED)
+			munmap(base, PID1_STACK + 4096);
+		errno = e;
+		return -1;
+	}
+	p->stack = base + 4096;
+	pid_t pid = clone(pid1_start, p->stack + PID1_STACK, flags | SIGCHLD, p);
+	int e = errno;
+	munmap(base, PID1_STACK + 4096);
+	errno = e;
+	return pid;
 }
 
 /* The end of teardown step 1: the box's namespaces die with PID 1, not
@@ -375,40 +455,9 @@ int supervise(struct supervisor *s)
 	 * never in it, so an OOM group kill can never take the supervisor: on
 	 * v2 PID 1 is cloned into it, on v1 it moves itself there first thing
 	 * (cg_join). With s->prepare it is cloned into its namespaces too. */
-	int placed;
-	pid1 = clone_pid1(s->prepare ? s->clone_flags : 0, cg_clone_fd(s->cg), &placed);
-	if (pid1 == 0) {
-		/* Not its stack: every page there is shared with the supervisor,
-		 * and populating it copies each, also those PID 1 never writes (a
-		 * copy-on-write fault is 50-80 µs on this VM; measured: the start
-		 * is as fast or faster without). */
-		code_prefault();
-		close(status_p[0]);
-		close(report_p[0]);
-		diag_status_fd = status_p[1];
-		if (!placed && cg_join(s->cg) < 0)
-			die_setup_errno("cannot join the box cgroup");
-		/* 16: die with the supervisor; if it is already gone, stop here. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		struct pollfd pp = {.fd = report_p[1], .events = POLLIN};
-		if (poll(&pp, 1, 0) == 1 && (pp.revents & (POLLHUP | POLLERR)))
-			_exit(EXIT_SETUP);
-		/* Out of the caller's session and process group before anything
-		 * of the box runs: the caller's terminal, its signals and a
-		 * kill(0, ...) from the box never meet (box-cli.md §2). The
-		 * supervisor stays where the caller put it. */
-		if (setsid() < 0)
-			die_setup_errno("setsid");
-		sigprocmask(SIG_SETMASK, &orig, NULL);
-		if (s->started_fd >= 0)
-			close(s->started_fd);
-		if (s->chain) {
-			set_cloexec(status_p[1], 0);
-			set_cloexec(report_p[1], 0);
-		}
-		s->pid1(s->ctx, report_p[1]);
-		_exit(EXIT_SETUP);
-	}
+	struct pid1_start ps = {.s = s, .status_r = status_p[0], .status_w = status_p[1],
+				.report_r = report_p[0], .report_w = report_p[1], .orig = orig};
+	pid1 = clone_pid1(s->prepare ? s->clone_flags : 0, cg_clone_fd(s->cg), &ps);
 	int fork_errno = errno;
 	if (!s->prepare) {
 		/* PID 1's setup is the critical path; the bookkeeping below is

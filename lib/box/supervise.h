@@ -57,11 +57,9 @@ int supervise(struct supervisor *s);
  * (10-15 µs each on a VM, against well under 1 µs for a page mapped in
  * one madvise). kern box calls it as it starts, and supervise() in the
  * supervisor once PID 1 has its id maps (not before: PID 1 waits for
- * them). Not PID 1: its stack is all copy-on-write copies of the
- * supervisor's, and populating them copies pages it never writes. Best
- * effort: a kernel
- * without MADV_POPULATE_WRITE (before 5.14) faults the pages in as
- * before. */
+ * them). Not PID 1: it starts on a stack of its own (clone_pid1), whose
+ * top it maps the same way. Best effort: a kernel without
+ * MADV_POPULATE_WRITE (before 5.14) faults the pages in as before. */
 #define STACK_PREFAULT (64 << 10)
 void stack_prefault(void);
 /* The same for the pages of [p, p + len): a large static struct of which a

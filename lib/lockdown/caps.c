@@ -191,7 +191,10 @@ static int set_sets(uint64_t keep, char *why)
 	cap_free(c);
 	if (rc < 0)
 		return -1;
-	if (cap_reset_ambient() < 0) {
+	/* One call: libcap's cap_reset_ambient() first asks for each
+	 * capability whether it is set (a system call apiece, on PID 1's
+	 * path), and the kernel clears them all here anyway. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) {
 		snprintf(why, WHY_MAX, "prctl(PR_CAP_AMBIENT_CLEAR_ALL): %s", strerror(errno));
 		return -1;
 	}
