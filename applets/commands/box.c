@@ -30,6 +30,7 @@
 #include "base/json.h"
 #include "base/parse.h"
 #include "base/path.h"
+#include "base/premap.h"
 #include "base/selfexec.h"
 #include "base/strv.h"
 #include "base/testhook.h"
@@ -591,7 +592,7 @@ static int overlaps_state(const char *path)
 	static int mapped;
 	char st[PATH_MAX];
 	if (!mapped++)
-		prefault(&probe, sizeof probe);
+		premap(&probe, sizeof probe);
 	probe.np = path_ancestry(path, probe.real, sizeof probe.real, probe.pdev, probe.pino,
 				 ANCESTRY_MAX, &probe.have, &probe.resolved);
 	probe.runtime[0] = 0;
@@ -1093,8 +1094,8 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	 * runs once per process. */
 	static struct launch l;
 	static struct box_record rec;
-	prefault(&l, sizeof l);
-	prefault(&rec, sizeof rec);
+	premap(&l, sizeof l);
+	premap(&rec, sizeof rec);
 	l.a = a;
 	l.alive_fd = alive_fd;
 	l.started_fd = started_fd;
@@ -1338,7 +1339,7 @@ int box_run(int argc, char **argv, int gate_fd, int ready_fd, int console_fd)
 	int started_fd = env_fd("KERN_STARTED_FD");
 	int rc;
 
-	stack_prefault();
+	premap_stack();
 	a.gate_fd = gate_fd;
 	a.ready_fd = ready_fd;
 	a.console_fd = console_fd;

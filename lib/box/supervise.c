@@ -20,6 +20,7 @@
 
 #include "base/diag.h"
 #include "base/fdutil.h"
+#include "base/premap.h"
 #include "base/testhook.h"
 #include "box/boxns.h"
 #include "box/nouserns.h"
@@ -44,54 +45,6 @@ static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-
-void prefault(void *p, size_t len)
-{
-	char *start = p, *end = start + len;
-	start -= (uintptr_t)start & 4095;
-	(void)madvise(start, (size_t)(end - start), MADV_POPULATE_WRITE);
-}
-
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
-
-/* The linker's bounds of this program's read-only part: its start, and
- * where the writable data begins (.init_array opens it; GNU ld and lld
- * define both, static or PIE). */
-extern char __executable_start[];
-extern void (*__init_array_start[])(void);
-
-/* PID 1, just cloned: kern's code and constants mapped in one call. A fork
- * copies no page table entries of a mapping that is only the file's, so
- * the child faults in each part of them it uses, a dozen faults on the
- * start's critical path (each 10-15 µs on a VM, fault-around included);
- * the pages are in the page cache already, and mapping all of them in one
- * madvise is about 20 µs here. A hole in the range (a PIE's layout) stops
- * it there: the rest faults in as before. */
-static void code_prefault(void)
-{
-	char *start = __executable_start, *end = (char *)__init_array_start;
-	start -= (uintptr_t)start & 4095;
-	if (end > start)
-		(void)madvise(start, (size_t)(end - start), MADV_POPULATE_READ);
-}
-
-void stack_prefault(void)
-{
-	/* The first call's frame (kern box's) is the top for later ones, so
-	 * that the supervisor and PID 1 after the clone also cover the frames
-	 * between it and supervise(). */
-	static char *top;
-	char here;
-	if (!top) {
-		top = &here;
-		top -= (uintptr_t)top & 4095;
-	}
-	/* A range the stack's mapping does not reach fails as a whole and
-	 * changes nothing. */
-	(void)madvise(top - STACK_PREFAULT, STACK_PREFAULT + 4096, MADV_POPULATE_WRITE);
-}
 
 /* The workload is init's only child: its host pid, for SigCgt. */
 static pid_t workload_pid(pid_t pid1)
@@ -254,7 +207,7 @@ static int pid1_start(void *arg)
 	if (p->stack)
 		(void)madvise(p->stack + PID1_STACK - PID1_STACK_MAPPED, PID1_STACK_MAPPED,
 			      MADV_POPULATE_WRITE);
-	code_prefault();
+	premap_code();
 	close(p->status_r);
 	close(p->report_r);
 	diag_status_fd = p->status_w;
@@ -508,7 +461,7 @@ int supervise(struct supervisor *s)
 		return abort_start(s, pid1, rc == SUPERVISE_STOPPED ? stopped_code(s) : EXIT_SETUP);
 	/* PID 1 has its id maps and runs on: the supervisor's own stack now,
 	 * off its critical path (before the maps it delayed PID 1). */
-	stack_prefault();
+	premap_stack();
 	/* The alive pipe now lives only in PID 1 and the workload. */
 	if (s->alive_fd >= 0) {
 		close(s->alive_fd);

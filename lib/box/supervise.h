@@ -50,22 +50,6 @@ struct supervisor {
 /* Returns the box's exit status (box-cli.md §6.1). */
 int supervise(struct supervisor *s);
 
-/* Map the stack a box start uses (STACK_PREFAULT bytes below the caller's
- * frame) writable in one call, before it is touched: each page first
- * touched is otherwise a page fault of its own, and each page the clone of
- * PID 1 shares a copy-on-write fault in whichever process writes it first
- * (10-15 µs each on a VM, against well under 1 µs for a page mapped in
- * one madvise). kern box calls it as it starts, and supervise() in the
- * supervisor once PID 1 has its id maps (not before: PID 1 waits for
- * them). Not PID 1: it starts on a stack of its own (clone_pid1), whose
- * top it maps the same way. Best effort: a kernel without
- * MADV_POPULATE_WRITE (before 5.14) faults the pages in as before. */
-#define STACK_PREFAULT (64 << 10)
-void stack_prefault(void);
-/* The same for the pages of [p, p + len): a large static struct of which a
- * start touches a page here and there. */
-void prefault(void *p, size_t len);
-
 /* For prepare, before each blocking read of PID 1's: 0 once fd is readable
  * (or at its end); -1 with errno ECANCELED once a stop signal or the
  * deadline came first (recorded in s->stopped): a PID 1 that stalls in its

@@ -1,0 +1,46 @@
+#include <stdint.h>
+#include <sys/mman.h>
+
+#include "base/premap.h"
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+void premap(void *p, size_t len)
+{
+	char *start = p, *end = start + len;
+	start -= (uintptr_t)start & 4095;
+	(void)madvise(start, (size_t)(end - start), MADV_POPULATE_WRITE);
+}
+
+void premap_stack(void)
+{
+	/* The first call's frame is the top for later ones. */
+	static char *top;
+	char here;
+	if (!top) {
+		top = &here;
+		top -= (uintptr_t)top & 4095;
+	}
+	/* A range the stack's mapping does not reach fails as a whole and
+	 * changes nothing. */
+	(void)madvise(top - STACK_PREMAP, STACK_PREMAP + 4096, MADV_POPULATE_WRITE);
+}
+
+/* The linker's bounds of this program's read-only part: its start, and
+ * where the writable data begins (.init_array opens it; GNU ld and lld
+ * define both, static or PIE). */
+extern char __executable_start[];
+extern void (*__init_array_start[])(void);
+
+void premap_code(void)
+{
+	char *start = __executable_start, *end = (char *)__init_array_start;
+	start -= (uintptr_t)start & 4095;
+	if (end > start)
+		(void)madvise(start, (size_t)(end - start), MADV_POPULATE_READ);
+}

@@ -1,0 +1,30 @@
+#pragma once
+/* Pages mapped ahead of their first touch, one madvise(2) per range.
+ *
+ * On a VM each first touch of a page is a page fault of its own (10-15 µs
+ * here), and after a fork each page both processes share is a
+ * copy-on-write fault in whichever writes it first (50-80 µs); a page
+ * mapped by MADV_POPULATE_* costs well under 1 µs. A box start touches a
+ * few dozen pages: these map them in bulk. Best effort: a kernel without
+ * MADV_POPULATE_* (before 5.14) faults the pages in as before. */
+#include <stddef.h>
+
+/* The pages of [p, p + len) writable: a large static struct of which a
+ * start touches a page here and there. */
+void premap(void *p, size_t len);
+
+/* The STACK_PREMAP bytes below the first caller's frame, writable: kern
+ * box calls it as it starts, and the supervisor again once PID 1 has its
+ * id maps (not before: PID 1 waits for them), so that the frames between
+ * kern box and supervise() are covered. Not PID 1: it starts on a stack
+ * of its own (supervise.c), whose top it maps itself. */
+#define STACK_PREMAP (64 << 10)
+void premap_stack(void);
+
+/* This program's code and constants, readable: a fork copies no page
+ * table entry of a mapping that is only the file's, so a child faults in
+ * each part of the code it runs, a dozen faults on PID 1's critical path,
+ * where one call maps the lot from the page cache (about 20 µs here). A
+ * hole in the range (a PIE's layout) stops it there: the rest faults in
+ * as before. */
+void premap_code(void);
