@@ -1,6 +1,9 @@
 /* nsjoin.h: joining a namespace by path. The path comes from a config: it
- * may name any file, so its type is proven by the kernel (nsfs, then the
- * namespace type) on the very descriptor setns uses. */
+ * may name any file, through any symlink (a Kubernetes pod's containers
+ * join their sandbox's namespaces as /proc/PID/ns/ipc and uts, which are
+ * symlinks of procfs), so its type is proven by the kernel (nsfs, then
+ * the namespace type) on the very descriptor setns uses: whatever the
+ * path led to, only a namespace of that type is ever joined. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -44,7 +47,7 @@ static int detached(const char *fstype, const char *path)
 int ns_join_path(const char *flag, const char *path, int type, const char *fstype, int *mnt)
 {
 	struct statfs sf;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		setup_failed("%s: open %s: %s", flag, path, strerror(errno));
 		return -1;

@@ -19,6 +19,7 @@ setup() {
 }
 
 teardown() {
+	[ ! -s "$BATS_TEST_TMPDIR/holder" ] || kill "$(cat "$BATS_TEST_TMPDIR/holder")" 2>/dev/null || true
 	[ ! -s "$BATS_TEST_TMPDIR/netns" ] || ip netns del "$(cat "$BATS_TEST_TMPDIR/netns")" 2>/dev/null || true
 	local m
 	for m in "$BATS_TEST_TMPDIR/ipcns" "$BATS_TEST_TMPDIR/ov/merged" "$BATS_TEST_TMPDIR/pod/ipc" \
@@ -526,16 +527,31 @@ PY
 	[ "${lines[1]}" = kern-oci-mark ]
 	[ "${lines[2]}" = 0 ]
 	nothing_left nj1
+	# The same namespace as a pod's containers name their sandbox's: a
+	# process's /proc/PID/ns entry (a procfs symlink), and a symlink to that.
+	ip netns exec "$ns" sleep 60 &
+	local holder=$!
+	echo "$holder" >"$BATS_TEST_TMPDIR/holder"
+	ln -s "/proc/$holder/ns/net" "$BATS_TEST_TMPDIR/nslink"
+	for p in "/proc/$holder/ns/net" "$BATS_TEST_TMPDIR/nslink"; do
+		cfg ".linux.namespaces |= map(if .type == \"network\" then .path = \"$p\" else . end)
+			| .mounts += [{destination: \"/sys\", type: \"sysfs\", source: \"sysfs\", options: [\"ro\", \"nosuid\"]}]" \
+			'["cat", "/sys/class/net/lo/ifalias"]'
+		run oci run -b "$B" nj3
+		assert_status 0
+		[ "${lines[0]}" = kern-oci-mark ] || { echo "$p: $output"; false; }
+		nothing_left nj3
+	done
+	kill "$holder"
 	ip netns del "$ns"
 	rm "$BATS_TEST_TMPDIR/netns"
-	# Not a namespace, another type of namespace, a symlink to one: 125, said why
-	# (ELOOP is "Symbolic link loop" in the static build's C library).
-	local eloop="(Too many levels of symbolic links|Symbolic link loop)"
-	ln -s /proc/self/ns/net "$BATS_TEST_TMPDIR/nslink"
+	# Not a namespace, another type of namespace, directly and through a
+	# symlink: 125, said why.
+	ln -s /proc/self/ns/ipc "$BATS_TEST_TMPDIR/ipclink"
 	touch "$BATS_TEST_TMPDIR/ipcns"
 	mount --bind /proc/self/ns/ipc "$BATS_TEST_TMPDIR/ipcns"
 	for p in /etc/passwd:"not an nsfs file" "$BATS_TEST_TMPDIR/ipcns":"another namespace type" \
-		 "$BATS_TEST_TMPDIR/nslink":"$eloop" /proc/1/ns/net:"$eloop"; do
+		 "$BATS_TEST_TMPDIR/ipclink":"another namespace type" /proc/self/ns/uts:"another namespace type"; do
 		cfg ".linux.namespaces |= map(if .type == \"network\" then .path = \"${p%%:*}\" else . end)"
 		run oci create -b "$B" nj2
 		assert_status 125
