@@ -17,8 +17,7 @@
  * hostname, lo up, the bounding set, no_new_privs, kern's seccomp filter;
  * then /bin/true as init's child. Teardown: cgroups, scratch. Box root
  * is host root here, with no idmapped lower: kern's own --map-host-root
- * row in box-startup shows that the subordinate id costs nothing
- * measurable.
+ * row in box-startup shows what the subordinate id costs (0-3%).
  *
  * WITHOUT, a comma-separated list, leaves parts out, so that box-startup
  * can show what each costs: cgroups, net (no network namespace), overlay
