@@ -10,6 +10,7 @@
 #include <linux/mount.h>
 #include <linux/nsfs.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/statfs.h>
@@ -47,17 +48,32 @@ static int detached(const char *fstype, const char *path)
 int ns_join_path(const char *flag, const char *path, int type, const char *fstype, int *mnt)
 {
 	struct statfs sf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	char self[64];
+	/* Found with O_PATH, which opens nothing: a FIFO or a device the path
+	 * names is never opened (no hang, no side effect of an open). Only a
+	 * proven nsfs file is opened for reading, through that descriptor. */
+	int at = open(path, O_PATH | O_CLOEXEC), fd = -1;
+	if (at < 0) {
 		setup_failed("%s: open %s: %s", flag, path, strerror(errno));
 		return -1;
 	}
-	int got = fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == NSFS_MAGIC ? ioctl(fd, NS_GET_NSTYPE) : -1;
+	if (fstatfs(at, &sf) == 0 && (unsigned long)sf.f_type == NSFS_MAGIC) {
+		snprintf(self, sizeof self, "/proc/self/fd/%d", at);
+		fd = open(self, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			setup_failed("%s: open %s: %s", flag, path, strerror(errno));
+			close(at);
+			return -1;
+		}
+	}
+	close(at);
+	int got = fd >= 0 ? ioctl(fd, NS_GET_NSTYPE) : -1;
 	if (got != type) {
 		setup_failed("%s %s is not a %s namespace (%s)", flag, path,
 			     type == CLONE_NEWNET ? "network" : type == CLONE_NEWIPC ? "IPC" : "UTS",
 			     got < 0 ? "not an nsfs file" : "another namespace type");
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	if (setns(fd, type) < 0) {

@@ -545,15 +545,18 @@ PY
 	kill "$holder"
 	ip netns del "$ns"
 	rm "$BATS_TEST_TMPDIR/netns"
-	# Not a namespace, another type of namespace, directly and through a
-	# symlink: 125, said why.
+	# Not a namespace (a FIFO too, which is never opened: no hang),
+	# another type of namespace, directly and through a symlink: 125, said
+	# why.
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
 	ln -s /proc/self/ns/ipc "$BATS_TEST_TMPDIR/ipclink"
 	touch "$BATS_TEST_TMPDIR/ipcns"
 	mount --bind /proc/self/ns/ipc "$BATS_TEST_TMPDIR/ipcns"
-	for p in /etc/passwd:"not an nsfs file" "$BATS_TEST_TMPDIR/ipcns":"another namespace type" \
+	for p in /etc/passwd:"not an nsfs file" "$BATS_TEST_TMPDIR/fifo":"not an nsfs file" \
+		 "$BATS_TEST_TMPDIR/ipcns":"another namespace type" \
 		 "$BATS_TEST_TMPDIR/ipclink":"another namespace type" /proc/self/ns/uts:"another namespace type"; do
 		cfg ".linux.namespaces |= map(if .type == \"network\" then .path = \"${p%%:*}\" else . end)"
-		run oci create -b "$B" nj2
+		run timeout -s KILL 20 "$KERN" oci --root "$R" create -b "$B" nj2
 		assert_status 125
 		assert_line_re "${p#*:}"
 		nothing_left nj2
