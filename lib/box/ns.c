@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/diag.h"
+#include "base/idmap.h"
 #include "base/fdutil.h"
 #include "box/ns.h"
 #include "box/userns_why.h"
@@ -163,18 +164,8 @@ int ns_initial_userns(void)
 {
 	static int known = -1;
 	if (known < 0) {
-		char buf[128] = "", *p = buf, *end;
-		unsigned long v[3] = {1, 1, 0};
-		/* Its first line, as fgets() would give it; no FILE. */
-		int ok = read_small_file("/proc/self/uid_map", buf, sizeof buf) > 0;
-		buf[strcspn(buf, "\n")] = 0;
-		for (int i = 0; ok && i < 3; i++) {
-			errno = 0;
-			v[i] = strtoul(p, &end, 10);
-			ok = end != p && errno == 0;
-			p = end;
-		}
-		known = ok && v[0] == 0 && v[1] == 0 && v[2] == 4294967295UL;
+		struct id_range r[2];
+		known = idmap_is_initial(r, idmap_read("/proc/self/uid_map", r, 2));
 	}
 	return known;
 }

@@ -15,6 +15,7 @@
 
 #include "base/diag.h"
 #include "base/env.h"
+#include "base/idmap.h"
 #include "cgroup/box.h"
 #include "cgroup/io.h"
 
@@ -29,28 +30,15 @@ int cg_box_name(char *out, size_t len, const char *name, pid_t sup)
 uid_t cg_host_uid(void)
 {
 	uid_t uid = geteuid();
-	FILE *f = fopen("/proc/self/uid_map", "re");
-	char line[128];
-	uid_t found = (uid_t)-1;
-	if (!f)
+	struct id_range r[IDMAP_MAX];
+	int n = idmap_read("/proc/self/uid_map", r, IDMAP_MAX);
+	if (n < 0)
 		return uid;
-	/* Lines "inside outside count": where our uid falls, on the host. */
-	while (fgets(line, sizeof line, f)) {
-		char *p = line, *e;
-		unsigned long v[3];
-		int n = 0;
-		for (; n < 3; n++, p = e) {
-			v[n] = strtoul(p, &e, 10);
-			if (e == p)
-				break;
-		}
-		if (n == 3 && uid >= v[0] && uid - v[0] < v[2]) {
-			found = (uid_t)(v[1] + (uid - v[0]));
-			break;
-		}
-	}
-	fclose(f);
-	return found;
+	/* Where our uid falls, on the host. */
+	for (int i = 0; i < n; i++)
+		if (uid >= r[i].inside && uid - r[i].inside < r[i].count)
+			return (uid_t)(r[i].outside + (uid - r[i].inside));
+	return (uid_t)-1;
 }
 
 int cg_hier_open(struct cg_hier *h)

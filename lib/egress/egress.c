@@ -25,6 +25,7 @@
 
 #include "base/diag.h"
 #include "base/env.h"
+#include "base/idmap.h"
 #include "base/fdutil.h"
 #include "base/netlo.h"
 #include "base/parse.h"
@@ -68,22 +69,9 @@ static pid_t held_pid = -1;
  * all 2^32-1 ids. Unknown counts as initial: the strict case. */
 static int initial_userns(void)
 {
-	char buf[128];
-	unsigned long inside, outside, count;
-	FILE *f = fopen("/proc/self/uid_map", "re");
-	int lines = 0, identity = 0;
-	if (!f)
-		return 1;
-	while (fgets(buf, sizeof buf, f)) {
-		lines++;
-		char *p = buf, *end;
-		inside = strtoul(p, &end, 10);
-		outside = strtoul(end, &p, 10);
-		count = strtoul(p, &end, 10);
-		identity = inside == 0 && outside == 0 && count == 4294967295UL;
-	}
-	fclose(f);
-	return lines == 1 && identity;
+	struct id_range r[2];
+	int n = idmap_read("/proc/self/uid_map", r, 2);
+	return n < 0 || idmap_is_initial(r, n);
 }
 
 /* The proxy parses what the box sends, so it keeps no privilege: host root

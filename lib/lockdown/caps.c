@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/idmap.h"
 #include "base/parse.h"
 #include "lockdown/steps.h"
 
@@ -107,36 +108,16 @@ static int drop_bounding(uint64_t keep, char *why)
  * by kern); without one every group is kept, and setgroups(2) decides. */
 static int mapped_groups(const struct lockdown *ld, gid_t *out)
 {
-	struct { unsigned long inside, count; } map[340];
+	struct id_range map[IDMAP_MAX];
 	int nmap = -1, n = 0;
-	char buf[8192];
 	struct statfs fs;
 	int fd = open("/proc/self/gid_map", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && fstatfs(fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
-		ssize_t len = read(fd, buf, sizeof buf - 1);
-		if (len > 0) {
-			buf[len] = 0;
-			nmap = 0;
-			/* Lines of "inside outside count". */
-			for (char *p = buf, *end; *p && nmap < 340; p = end) {
-				unsigned long v[3];
-				int k = 0;
-				for (; k < 3; k++, p = end) {
-					v[k] = strtoul(p, &end, 10);
-					if (end == p)
-						break;
-				}
-				if (k < 3)
-					break;
-				map[nmap].inside = v[0];
-				map[nmap++].count = v[2];
-			}
-		}
-	}
+	if (fd >= 0 && fstatfs(fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC)
+		nmap = idmap_read_fd(fd, map, IDMAP_MAX);
 	if (fd >= 0)
 		close(fd);
 	for (int i = 0; i < ld->ngroups; i++) {
-		int keep = nmap < 0;
+		int keep = nmap <= 0;
 		for (int m = 0; m < nmap && !keep; m++)
 			keep = ld->groups[i] >= map[m].inside && ld->groups[i] - map[m].inside < map[m].count;
 		if (keep)
