@@ -194,18 +194,10 @@ int each_line(const char *path, void (*fn)(char *line, void *ctx), void *ctx, in
 {
 	static char buf[32768];
 	int lines = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t got = 0;
 	if (fd < 0)
 		return -1;
 	/* One read() is one pass of the kernel over the mount table. */
-	while (got < sizeof buf - 1) {
-		ssize_t r = read(fd, buf + got, sizeof buf - 1 - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
+	size_t got = read_full(fd, buf, sizeof buf - 1);
 	if (got < sizeof buf - 1) {
 		char *end = buf + got;
 		close(fd);

@@ -1,26 +1,15 @@
-#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/fdutil.h"
 #include "base/idmap.h"
 
 int idmap_read_fd(int fd, struct id_range *out, int max)
 {
 	/* 340 lines of three 10-digit numbers fit, with room to spare. */
 	char buf[12288];
-	size_t got = 0;
-	while (got < sizeof buf - 1) {
-		ssize_t r = read(fd, buf + got, sizeof buf - 1 - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	buf[got] = 0;
+	buf[read_full(fd, buf, sizeof buf - 1)] = 0;
 	int n = 0;
 	for (char *p = buf, *end; *p && n < max;) {
 		unsigned long v[3];
