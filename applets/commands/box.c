@@ -930,13 +930,33 @@ static void pid1_main(void *ctx, int report_fd)
 	fs_build(&l->fs);
 	/* The supervisor makes no more mounts for this box. */
 	close(l->sync[1]);
+	/* 12, late: into the cgroup made meanwhile, before anything of the
+	 * box runs; its cgroup namespace is rooted there (17, best effort). */
+	if (l->cg_late) {
+		pid1sync_join_cgroup(report_fd);
+		(void)unshare(CLONE_NEWCGROUP);
+	}
 	init_run(&l->run, report_fd, l->alive_fd);
 }
 
+/* 7, late: root's v1 box cgroup, made while PID 1 builds the root (the
+ * mkdirs and limit writes are a tenth of a start), recorded, and handed to
+ * PID 1 to join on its report socket. */
+static int box_cgroup_late(struct supervisor *s)
+{
+	if (cg_create_later(s->cg) < 0)
+		return -1;
+	s->rec->byte1 = cg_byte1(s->cg);
+	snprintf(s->rec->cgroup, sizeof s->rec->cgroup, "%s", cg_record(s->cg));
+	test_phase("cgroup");
+	return pid1sync_send_cgroup(s->report, s->cg);
+}
+
 /* The supervisor's side of the start, right after PID 1 was cloned into
- * its namespaces and the box cgroup (supervise() sees to that): steps 9-11
- * of kern-ns (the id maps, written from outside), the egress listener, a
- * shifted box's idmapped mounts (pid1sync.h). */
+ * its namespaces and (v2) the box cgroup (supervise() sees to that): steps
+ * 9-11 of kern-ns (the id maps, written from outside), the egress
+ * listener, a shifted box's idmapped mounts (pid1sync.h), a late box
+ * cgroup. */
 static int box_prepare(struct supervisor *s, pid_t pid1)
 {
 	struct launch *l = s->ctx;
@@ -952,8 +972,15 @@ static int box_prepare(struct supervisor *s, pid_t pid1)
 		return -1;
 	}
 	test_phase("unshare");
+	s->idle = l->cg_late ? box_cgroup_late : NULL;
 	if ((rc = pid1sync_serve(l->sync[0], pid1, &l->nc, l->a->net == NET_EGRESS, l->egress_ctl, s)))
 		return rc;
+	if (s->idle) {
+		int (*idle)(struct supervisor *) = s->idle;
+		s->idle = NULL;
+		if (idle(s) < 0)
+			return -1;
+	}
 	/* Off PID 1's path: other boxes' leftovers. */
 	cg_sweep_parents(s->cg);
 	return 0;
@@ -1221,18 +1248,25 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 			   l.fs.shifted ? &l.nc.ids : NULL, l.scratch, sizeof l.scratch) < 0)
 		goto undo;
 
-	/* 7: kern-cg. The orphan sweep waits until PID 1 runs. */
+	/* 7: kern-cg. The orphan sweep waits until PID 1 runs. Root's v1 box
+	 * cgroup waits too, but for egress (its proxy joins the box cgroup
+	 * before PID 1 exists): it is made while PID 1 builds the root
+	 * (box_cgroup_late). */
 	st->cg.limits.sweep_later = 1;
+	st->cg.limits.later = !st->egress;
 	if (cg_create(st->cg.name, getpid(), &st->cg.limits, &cg) < 0) {
 		rc = EXIT_SETUP;
 		goto undo;
 	}
-	rec.byte1 = cg_byte1(cg);
-	snprintf(rec.cgroup, sizeof rec.cgroup, "%s", cg_record(cg));
+	l.cg_late = l.fs.cgroup_late = cg_pending(cg);
 	/* Recorded with PID 1 by the supervisor: one write, not two. A box
 	 * killed before that leaves a cgroup named after its dead supervisor,
 	 * which recover and the next start sweep. */
-	test_phase("cgroup");
+	if (!l.cg_late) {
+		rec.byte1 = cg_byte1(cg);
+		snprintf(rec.cgroup, sizeof rec.cgroup, "%s", cg_record(cg));
+		test_phase("cgroup");
+	}
 
 	/* 8: kern-egress; PID 1 makes the listener (box_prepare). */
 	l.egress_ctl = -1;

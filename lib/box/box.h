@@ -67,6 +67,9 @@ struct fs_config {
 	int idm_fd;
 	int net_host;		/* keep lo as the host's; copy resolv.conf */
 	int cgroup2;		/* mount the read-only cgroup2 view */
+	/* PID 1 joins the box cgroup after the root is built, and makes its
+	 * cgroup namespace then, rooted there (kern box's late cgroup). */
+	int cgroup_late;
 	int sysfs;		/* --sysfs: a read-only, masked sysfs of the box's network namespace */
 	/* --netns: the detached sysfs the supervisor made in the joined
 	 * namespace (nsjoin.h), which PID 1 attaches; 0 = none (descriptor 0

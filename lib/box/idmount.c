@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -384,9 +385,20 @@ int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg, struct supervis
 {
 	struct idm_state st = {.pid1 = pid1, .cfg = cfg, .own = -1, .helper = -1, .helper_pid = -1};
 	struct idm_req req;
-	int rc = 0, e = 0;
+	int rc = 0, e = 0, served = 0;
 	for (;;) {
 		int stray[1], nfds;
+		/* The requests PID 1 sent ahead are answered and it builds on:
+		 * the supervisor's time is free until the next. */
+		struct pollfd next = {.fd = sock, .events = POLLIN};
+		if (served && s && s->idle && poll(&next, 1, 0) == 0) {
+			int (*idle)(struct supervisor *) = s->idle;
+			s->idle = NULL;
+			if (idle(s) < 0) {
+				rc = IDM_IDLE_FAILED;
+				break;
+			}
+		}
 		if (supervise_wait(s, sock) < 0) {
 			rc = -1;
 			e = errno;
@@ -421,6 +433,7 @@ int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg, struct supervis
 			snprintf(rep.step, sizeof rep.step, "%s", what);
 		}
 		int sent = send_fds(sock, &rep, sizeof rep, &tree, tree >= 0);
+		served++;
 		if (tree >= 0)
 			close(tree);
 		if (sent < 0 && (errno == EPIPE || errno == ECONNRESET))

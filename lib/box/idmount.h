@@ -71,7 +71,9 @@ struct supervisor;
  * range. A tree that cannot be made is answered with the error, which
  * PID 1 reports; -1 when the socket itself fails, or with ECANCELED when
  * supervise_wait(s, sock) gave up (a stop signal or the deadline while
- * PID 1 builds its root). */
+ * PID 1 builds its root). Once PID 1 has its answers and no request waits,
+ * s->idle runs (once; IDM_IDLE_FAILED when it failed, printed). */
+#define IDM_IDLE_FAILED (-2)
 int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg, struct supervisor *s);
 
 /* kern doctor: make (and drop) an idmapped mount of the filesystem at

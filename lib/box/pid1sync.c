@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include "box/ns.h"
 #include "box/pid1sync.h"
 #include "box/supervise.h"
+#include "cgroup/cgroup.h"
 #include "egress/egress.h"
 
 void pid1sync_wait(int sock, int shifted, int egress)
@@ -59,11 +61,44 @@ int pid1sync_serve(int sock, pid_t pid1, const struct ns_config *nc, int egress,
 	if (egress && hand_egress(sock, egress_ctl, s) < 0)
 		return SUPERVISE_STOPPED;
 	/* A shifted PID 1's host files: idmapped here until it has its root. */
-	if (ns_shifted(nc) && idm_serve(sock, pid1, nc, s) < 0) {
+	int r = ns_shifted(nc) ? idm_serve(sock, pid1, nc, s) : 0;
+	if (r == IDM_IDLE_FAILED)
+		return -1;
+	if (r < 0) {
 		if (errno == ECANCELED && s && s->stopped)
 			return SUPERVISE_STOPPED;
 		setup_failed_errno("serving PID 1's idmapped mounts");
 		return -1;
 	}
 	return 0;
+}
+
+int pid1sync_send_cgroup(int sock, const struct cg_box *cg)
+{
+	int fds[CG_JOIN_MAX];
+	char failed[PATH_MAX + 32];
+	int n = cg_join_open(cg, fds, CG_JOIN_MAX, failed, sizeof failed);
+	if (n < 0) {
+		setup_failed_errno("cgroup: open %s, for PID 1 to join", failed);
+		return -1;
+	}
+	(void)send_fds(sock, "c", 1, fds, n);
+	while (n > 0)
+		close(fds[--n]);
+	return 0;
+}
+
+void pid1sync_join_cgroup(int sock)
+{
+	int fds[CG_JOIN_MAX], got = 0;
+	char b = 0;
+	long n = recv_fds(sock, &b, 1, fds, CG_JOIN_MAX, &got);
+	int r = n == 1 && b == 'c' ? cg_join_by(fds, got) : 1, e = errno;
+	while (got > 0)
+		close(fds[--got]);
+	if (r > 0)
+		_exit(EXIT_SETUP);
+	errno = e;
+	if (r < 0)
+		die_setup_errno("cannot join the box cgroup");
 }

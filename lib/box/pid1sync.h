@@ -5,7 +5,10 @@
  * shifted and, with --egress-allow, sends the listener it made in the box's
  * network namespace, which the supervisor hands to the proxy; a shifted
  * PID 1 then asks for its idmapped mounts (idmount.h) until it closes its
- * end. */
+ * end. A v1 box cgroup made after the clone (cg_pending()) goes on PID
+ * 1's report socket instead, so it never meets those answers: the
+ * supervisor sends 'c' with the descriptors to join it by, and PID 1, its
+ * root built, joins before anything of the box runs. */
 #ifndef KERN_PID1SYNC_H
 #define KERN_PID1SYNC_H
 
@@ -27,5 +30,14 @@ struct supervisor;
  * socket (-1: none or failed). */
 int pid1sync_serve(int sock, pid_t pid1, const struct ns_config *nc, int egress, int egress_ctl,
 		   struct supervisor *s);
+
+struct cg_box;
+
+/* The supervisor: the box cgroup's join descriptors to PID 1. 0 when sent
+ * or when PID 1 is gone (its status says why), -1 printed. */
+int pid1sync_send_cgroup(int sock, const struct cg_box *cg);
+/* PID 1: into the box cgroup by what the supervisor sent; a supervisor
+ * that failed ends PID 1 (125), a refused join is a setup failure. */
+void pid1sync_join_cgroup(int sock);
 
 #endif

@@ -690,7 +690,8 @@ void fs_build(const struct fs_config *c)
 	prefetch_trees(c);
 	if (unshare(CLONE_NEWNS) < 0)
 		die_setup_errno("unshare(CLONE_NEWNS)");
-	(void)unshare(CLONE_NEWCGROUP);
+	if (!c->cgroup_late)
+		(void)unshare(CLONE_NEWCGROUP);
 	/* 18 */
 	if (!c->uts_joined && sethostname(c->hostname, strnlen(c->hostname, 64)) < 0)
 		die_setup_errno("sethostname");

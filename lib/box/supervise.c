@@ -404,10 +404,12 @@ int supervise(struct supervisor *s)
 	sigprocmask(SIG_BLOCK, &block, &orig);
 	tty_relay_init(&tr);
 
-	/* 12: PID 1 in the box cgroup before it runs anything, the supervisor
-	 * never in it, so an OOM group kill can never take the supervisor: on
-	 * v2 PID 1 is cloned into it, on v1 it moves itself there first thing
-	 * (cg_join). With s->prepare it is cloned into its namespaces too. */
+	/* 12: PID 1 in the box cgroup before anything of the box runs, the
+	 * supervisor never in it, so an OOM group kill can never take the
+	 * supervisor: on v2 PID 1 is cloned into it, on v1 it moves itself
+	 * there first thing (cg_join), or, when prepare makes the cgroup
+	 * (s->idle), once its root is built. With s->prepare it is cloned into
+	 * its namespaces too. */
 	struct pid1_start ps = {.s = s, .status_r = status_p[0], .status_w = status_p[1],
 				.report_r = report_p[0], .report_w = report_p[1], .orig = orig};
 	pid1 = clone_pid1(s->prepare ? s->clone_flags : 0, cg_clone_fd(s->cg), &ps);
@@ -457,6 +459,7 @@ int supervise(struct supervisor *s)
 	if (s->timeout && tfd >= 0)
 		arm(tfd, (long long)s->timeout * 1000);
 	/* PID 1 waits for its id maps and its cgroup. */
+	s->report = report_p[0];
 	if (s->prepare && (rc = s->prepare(s, pid1)) != 0)
 		return abort_start(s, pid1, rc == SUPERVISE_STOPPED ? stopped_code(s) : EXIT_SETUP);
 	/* PID 1 has its id maps and runs on: the supervisor's own stack now,

@@ -32,6 +32,12 @@ struct supervisor {
 	 * SUPERVISE_STOPPED (nothing printed) when supervise_wait() gave up. */
 	int (*prepare)(struct supervisor *s, pid_t pid1);
 	int clone_flags;
+	/* For prepare: supervise()'s end of PID 1's report socket, and work
+	 * PID 1 needs only after its root is built, done while the supervisor
+	 * waits on it (idm_serve) or else when prepare is done with it; 0, or
+	 * -1 printed. */
+	int report;
+	int (*idle)(struct supervisor *s);
 	/* supervise()'s own, for prepare: the stop signals' and the deadline's
 	 * descriptors, and what ended the start (0, a signal number, or -1
 	 * for the deadline). */

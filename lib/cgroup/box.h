@@ -72,6 +72,8 @@ struct cg_box {
 	uint64_t oom_base;	/* oom_kill count when opened */
 	int oom_event;		/* the v1 eventfd fired */
 	char record[8192];
+	/* Placement waiting for cg_create_later(); NULL once made. */
+	struct cg_later *later;
 };
 
 /* cgroup/place.c: choose the parent(s) and create the box dir(s). Fills

@@ -25,6 +25,16 @@
 _Static_assert(CG_HAS_MEMORY == CG_BIT(CG_MEMORY) && CG_HAS_PIDS == CG_BIT(CG_PIDS) &&
 		       CG_HAS_CPU == CG_BIT(CG_CPU) && CG_HAS_CPUSET == CG_BIT(CG_CPUSET),
 	       "cgroup/cgroup.h and cgroup/layout.h agree on controller bits");
+_Static_assert(CG_JOIN_MAX >= CG_NCTL, "one join descriptor per hierarchy");
+
+/* What cg_create() keeps for cg_create_later(): the layout it found and
+ * its arguments (name and req are the caller's, alive until then). */
+struct cg_later {
+	struct cg_layout layout;
+	const char *name;
+	pid_t supervisor;
+	const struct cg_limits *req;
+};
 
 /* A cg_box is ~65 KiB, mostly PATH_MAX buffers of which a few bytes are
  * used, so calloc() would clear every page of it. Its own mapping is
@@ -67,8 +77,11 @@ static struct cg_box *box_new(const struct cg_limits *req)
 
 static void box_free(struct cg_box *cg)
 {
-	if (cg)
-		munmap(cg, sizeof *cg);
+	if (!cg)
+		return;
+	if (cg->later)
+		munmap(cg->later, sizeof *cg->later);
+	munmap(cg, sizeof *cg);
 }
 
 static void close_fds(struct cg_box *cg)
@@ -199,34 +212,23 @@ void cg_sweep_parents(struct cg_box *cg)
 		max -= cg_sweep_dir(cg->h[i].parent, max);
 }
 
-int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, struct cg_box **out)
+/* Nothing of a failed placement is kept: cg stays an uncapped box the
+ * caller frees (cg_create) or destroys (cg_create_later). */
+static int place_failed(struct cg_box *cg)
 {
-	struct cg_layout l;
-	struct cg_box *cg = box_new(req);
-	*out = NULL;
-	if (!cg) {
-		setup_failed("cgroup: out of memory");
-		return -1;
-	}
-	if (!name_ok(name, BOX_NAME_MAX)) {
-		setup_failed("cgroup: bad box name '%s'", name ? name : "");
-		box_free(cg);
-		return -1;
-	}
-	if (cg_detect(&l) < 0)
-		l.version = l.nmounts = 0;
-#ifdef KERN_TEST_BUILD
-	/* Test builds only (bench/box-startup's uncapped side): behave as on a
-	 * host without cgroups. Release builds have no such switch. */
-	if (env_get("KERN_TEST_UNCAPPED"))
-		l.version = l.nmounts = 0;
-#endif
-	if (cg_place(cg, &l, name, supervisor, req) < 0) {
-		remove_all(cg);
-		close_fds(cg);
-		box_free(cg);
-		return -1;
-	}
+	remove_all(cg);
+	close_fds(cg);
+	cg->nh = 0;
+	return -1;
+}
+
+/* Step 7 on the layout found: place, write and read back the limits, the
+ * v1 leaf, the notices, the sweep. 0, or -1 printed. */
+static int create_in(struct cg_box *cg, struct cg_layout *l, const char *name, pid_t supervisor,
+		     const struct cg_limits *req)
+{
+	if (cg_place(cg, l, name, supervisor, req) < 0)
+		return place_failed(cg);
 	if (cg->nh > 0) {
 		if (cg->version == 2)
 			cg_v2_apply(cg);
@@ -238,10 +240,7 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 		for (int i = 0; cg->version == 1 && i < cg->nh; i++)
 			if (cg_leaf_make(&cg->h[i]) < 0) {
 				setup_failed_errno("cgroup: mkdir %s/%s", cg->h[i].dir, CG_LEAF);
-				remove_all(cg);
-				close_fds(cg);
-				box_free(cg);
-				return -1;
+				return place_failed(cg);
 			}
 	}
 	unsigned basic = (CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS)) & cg->present;
@@ -255,10 +254,7 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 		else
 			setup_failed("cgroup %s cap does not read back in force in %s", cg_ctl_name(c),
 				     cg_hier_of(cg, c) ? cg_hier_of(cg, c)->dir : "the box cgroup");
-		remove_all(cg);
-		close_fds(cg);
-		box_free(cg);
-		return -1;
+		return place_failed(cg);
 	}
 	if (!owned && cg->nh > 0 && !(cg->enforced & (CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS)))) {
 		/* Best effort that bound nothing: do not keep an empty shell. */
@@ -273,17 +269,118 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 	    (cg->enforced & (CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS))) !=
 		    (CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS))) {
 		cg_refuse_uncapped();
-		remove_all(cg);
-		close_fds(cg);
-		box_free(cg);
-		return -1;
+		return place_failed(cg);
 	}
 	if (!req->allow_uncapped)
 		cg_notices(cg, req);
 	if (!req->sweep_later)
 		cg_sweep_parents(cg);
 	build_record(cg);
+	return 0;
+}
+
+
+int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, struct cg_box **out)
+{
+	struct cg_layout here, *l = &here;
+	struct cg_later *later = NULL;
+	struct cg_box *cg = box_new(req);
+	*out = NULL;
+	if (!cg) {
+		setup_failed("cgroup: out of memory");
+		return -1;
+	}
+	if (!name_ok(name, BOX_NAME_MAX)) {
+		setup_failed("cgroup: bad box name '%s'", name ? name : "");
+		box_free(cg);
+		return -1;
+	}
+	/* Found straight into what a later creation keeps. */
+	if (req->later) {
+		later = mmap(NULL, sizeof *later, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (later == MAP_FAILED)
+			later = NULL;
+		else
+			l = &later->layout;
+	}
+	if (cg_detect(l) < 0)
+		l->version = l->nmounts = 0;
+#ifdef KERN_TEST_BUILD
+	/* Test builds only (bench/box-startup's uncapped side): behave as on a
+	 * host without cgroups. Release builds have no such switch. */
+	if (env_get("KERN_TEST_UNCAPPED"))
+		l->version = l->nmounts = 0;
+#endif
+	/* Only root's own v1 placement waits: v2 places PID 1 at its clone,
+	 * and anywhere else the placement may find nothing to create. */
+	if (later && l->version == 1 && cg->uid == 0 && !req->path) {
+		later->name = name;
+		later->supervisor = supervisor;
+		later->req = req;
+		cg->later = later;
+		cg->version = 1;
+		*out = cg;
+		return 0;
+	}
+	int rc = create_in(cg, l, name, supervisor, req);
+	if (later)
+		munmap(later, sizeof *later);
+	if (rc < 0) {
+		box_free(cg);
+		return -1;
+	}
 	*out = cg;
+	return 0;
+}
+
+int cg_pending(const struct cg_box *cg)
+{
+	return cg && cg->later;
+}
+
+int cg_create_later(struct cg_box *cg)
+{
+	struct cg_later *later = cg ? cg->later : NULL;
+	if (!later)
+		return 0;
+	cg->later = NULL;
+	int rc = create_in(cg, &later->layout, later->name, later->supervisor, later->req);
+	munmap(later, sizeof *later);
+	return rc;
+}
+
+int cg_join_open(const struct cg_box *cg, int *fds, int max, char *failed, size_t len)
+{
+	int n = 0;
+	for (int i = 0; cg && i < cg->nh; i++) {
+		const struct cg_hier *h = &cg->h[i];
+		int leaf = cg->version == 1 && h->leaf_fd >= 0;
+		const char *file = cg->version == 1 ? "tasks" : "cgroup.procs";
+		snprintf(failed, len, "%s/%s%s", h->dir, leaf ? CG_LEAF "/" : "", file);
+		if (n == max) {
+			errno = E2BIG;
+			goto fail;
+		}
+		fds[n] = openat(leaf ? h->leaf_fd : h->fd, file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fds[n] < 0)
+			goto fail;
+		n++;
+	}
+	return n;
+fail:;
+	int e = errno;
+	while (n > 0)
+		close(fds[--n]);
+	errno = e;
+	return -1;
+}
+
+int cg_join_by(const int *fds, int n)
+{
+	/* "0": the writer itself, as in cg_join(). */
+	for (int i = 0; i < n; i++)
+		if (write(fds[i], "0", 1) != 1)
+			return -1;
 	return 0;
 }
 

@@ -24,6 +24,9 @@ struct cg_limits {
 	int allow_uncapped;	/* --allow-uncapped / KERN_ALLOW_UNCAPPED */
 	int no_scope;		/* KERN_NO_SCOPE */
 	int sweep_later;	/* the caller sweeps (cg_sweep_parents) once the box runs */
+	/* The caller makes the box cgroup later, by cg_create_later(), where
+	 * that can wait (root on v1: PID 1 joins it itself, cg_join_by()). */
+	int later;
 };
 
 struct cg_box;	/* opaque; one box's cgroup(s) in every hierarchy used */
@@ -35,6 +38,13 @@ struct cg_box;	/* opaque; one box's cgroup(s) in every hierarchy used */
  * hint) when --require-limits cannot be met or an owned hierarchy refuses
  * a limit: the caller ends with EXIT_SETUP. */
 int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, struct cg_box **out);
+/* With req->later, cg_create() may only find the hierarchies, and then
+ * cg_pending() is 1 and nothing exists until cg_create_later() makes it
+ * (same output, same failures; on failure cg is left uncapped for
+ * cg_destroy()). `kern box` makes a v1 box cgroup while PID 1 builds the
+ * root, off the start's critical path. */
+int cg_pending(const struct cg_box *cg);
+int cg_create_later(struct cg_box *cg);
 
 /* kern-wait in an applet chain: find what kern-cg created for (name, sup)
  * and re-verify it against req, without printing notices again; 0, or -1
@@ -57,9 +67,18 @@ int cg_is_v2(const struct cg_box *cg);
 /* Move the calling process, which must be single threaded, into the box
  * cgroup(s): PID 1 first thing after it is forked or cloned (isolation.md §2.5 step
  * 12: the supervisor itself never enters, so an OOM group kill can never
- * take it), kern exec's relay, the egress proxy. Returns 0 or -1 with
- * errno. */
+ * take it; a late cgroup, cg_join_by(), before anything of the box runs),
+ * kern exec's relay, the egress proxy. Returns 0 or -1 with errno. */
 int cg_join(struct cg_box *cg);
+/* For a process that can no longer reach the hierarchy (PID 1 with the
+ * box's root): descriptors of the box cgroup's tasks (v1 leaf) or
+ * cgroup.procs, opened here, at most max (CG_JOIN_MAX). Returns how many
+ * (0 when uncapped), or -1 with errno and *failed the file's path.
+ * cg_join_by() writes "0" to each: it moves the caller, as cg_join()
+ * does. */
+#define CG_JOIN_MAX 4
+int cg_join_open(const struct cg_box *cg, int *fds, int max, char *failed, size_t len);
+int cg_join_by(const int *fds, int n);
 /* v2: the box cgroup's descriptor, for clone3(CLONE_INTO_CGROUP), which
  * places PID 1 at birth; -1 on v1 or uncapped (PID 1 then cg_join()s). */
 int cg_clone_fd(const struct cg_box *cg);

@@ -520,6 +520,41 @@ as_uid() {
 	[ -z "$left" ] || { echo "$left"; false; }
 }
 
+@test "v1, root: the box cgroup is made while PID 1 builds the root, and joined before anything of the box runs; one PID 1 cannot join ends the start with 125, one line, nothing left" {
+	require_caps
+	require_v1
+	[ "$(id -u)" = 0 ] || skip "only root's v1 box cgroup is made after PID 1 is cloned"
+	[ -x "$KERN_T" ] || { echo "no test build at $KERN_T"; return 1; }
+	local err=$BATS_TEST_TMPDIR/err out=$BATS_TEST_TMPDIR/out go=$BATS_TEST_TMPDIR/go
+	# Paused with the cgroup made and not yet handed over: PID 1 exists
+	# (cloned into its namespaces, the root under way or built), in no
+	# cgroup of the box; its leaf goes, so PID 1 has nothing to join.
+	KERN_TEST_PAUSE=cgroup KERN_TEST_RESUME=$go KERN_STARTED_FD=3 "$KERN_T" box "$N" --image host \
+		-- sh -c 'echo workload ran' >"$out" 2>"$err" 3>"$BYTES" &
+	sup=$!
+	wait_for "$err" "paused at cgroup" 10
+	m=$(v1_dir memory)
+	[ -n "$m" ] && [ -d "$m/box" ]
+	pid1=
+	for c in $(pgrep -P "$sup"); do
+		grep -q "^NSpid:.*[[:space:]]1$" "/proc/$c/status" && pid1=$c
+	done
+	[ -n "$pid1" ] || { echo "no PID 1 among the supervisor's children"; false; }
+	! grep -q "kern-box-$N-" "/proc/$pid1/cgroup"
+	rmdir "$m/box"
+	touch "$go"
+	rc=0
+	wait "$sup" || rc=$?
+	[ "$rc" = 125 ] || { echo "exit $rc, expected 125"; cat "$err"; false; }
+	[ ! -s "$out" ] || { echo "the workload ran: $(cat "$out")"; false; }
+	grep -v "^kern-test: paused" "$err" >"$err.lines" || true
+	[ "$(wc -l <"$err.lines")" = 1 ] || { cat "$err"; false; }
+	grep -qx "kern: sandbox setup failed: cgroup: open $m/box/tasks, for PID 1 to join: No such file or directory" \
+		"$err.lines" || { cat "$err"; false; }
+	no_leftovers "$N"
+	[ ! -d "/proc/$pid1" ]
+}
+
 @test "a SIGKILLed supervisor's empty cgroups are swept by the next box [rootless]" {
 	require_caps
 	# Any box of this user sweeps, and make check runs other suites beside
