@@ -191,6 +191,7 @@ struct pid1_start {
 	struct supervisor *s;
 	int status_r, status_w, report_r, report_w;
 	int placed;		/* already in the box cgroup (clone3) */
+	int join;		/* cg_join() s->cg: it is made (not cg_pending(); unmapped here) */
 	char *stack;		/* its own stack, NULL on the supervisor's */
 	sigset_t orig;
 };
@@ -211,7 +212,7 @@ static int pid1_start(void *arg)
 	close(p->status_r);
 	close(p->report_r);
 	diag_status_fd = p->status_w;
-	if (!p->placed && cg_join(s->cg) < 0)
+	if (!p->placed && p->join && cg_join(s->cg) < 0)
 		die_setup_errno("cannot join the box cgroup");
 	/* 16: die with the supervisor; if it is already gone, stop here. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -411,7 +412,8 @@ int supervise(struct supervisor *s)
 	 * (s->idle), once its root is built. With s->prepare it is cloned into
 	 * its namespaces too. */
 	struct pid1_start ps = {.s = s, .status_r = status_p[0], .status_w = status_p[1],
-				.report_r = report_p[0], .report_w = report_p[1], .orig = orig};
+				.report_r = report_p[0], .report_w = report_p[1], .orig = orig,
+				.join = !cg_pending(s->cg)};
 	pid1 = clone_pid1(s->prepare ? s->clone_flags : 0, cg_clone_fd(s->cg), &ps);
 	int fork_errno = errno;
 	if (!s->prepare) {

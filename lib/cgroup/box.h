@@ -72,8 +72,13 @@ struct cg_box {
 	uint64_t oom_base;	/* oom_kill count when opened */
 	int oom_event;		/* the v1 eventfd fired */
 	char record[8192];
-	/* Placement waiting for cg_create_later(); NULL once made. */
-	struct cg_later *later;
+	/* cg_create() with req->later: what cg_create_later() places with. */
+	struct {
+		int pending;
+		const char *name;
+		pid_t supervisor;
+		const struct cg_limits *req;
+	} later;
 };
 
 /* cgroup/place.c: choose the parent(s) and create the box dir(s). Fills

@@ -9,15 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "base/clock.h"
 #include "base/diag.h"
 #include "base/env.h"
 #include "base/parse.h"
 #include "base/path.h"
+#include "base/premap.h"
 #include "cgroup/box.h"
 #include "cgroup/io.h"
 #include "cgroup/notice.h"
@@ -26,15 +30,6 @@ _Static_assert(CG_HAS_MEMORY == CG_BIT(CG_MEMORY) && CG_HAS_PIDS == CG_BIT(CG_PI
 		       CG_HAS_CPU == CG_BIT(CG_CPU) && CG_HAS_CPUSET == CG_BIT(CG_CPUSET),
 	       "cgroup/cgroup.h and cgroup/layout.h agree on controller bits");
 _Static_assert(CG_JOIN_MAX >= CG_NCTL, "one join descriptor per hierarchy");
-
-/* What cg_create() keeps for cg_create_later(): the layout it found and
- * its arguments (name and req are the caller's, alive until then). */
-struct cg_later {
-	struct cg_layout layout;
-	const char *name;
-	pid_t supervisor;
-	const struct cg_limits *req;
-};
 
 /* A cg_box is ~65 KiB, mostly PATH_MAX buffers of which a few bytes are
  * used, so calloc() would clear every page of it. Its own mapping is
@@ -77,11 +72,8 @@ static struct cg_box *box_new(const struct cg_limits *req)
 
 static void box_free(struct cg_box *cg)
 {
-	if (!cg)
-		return;
-	if (cg->later)
-		munmap(cg->later, sizeof *cg->later);
-	munmap(cg, sizeof *cg);
+	if (cg)
+		munmap(cg, sizeof *cg);
 }
 
 static void close_fds(struct cg_box *cg)
@@ -280,10 +272,36 @@ static int create_in(struct cg_box *cg, struct cg_layout *l, const char *name, p
 }
 
 
+/* Step 7 from the start: the hierarchies found, then create_in(). The
+ * layout is 48 KiB of which a few bytes a page are used: static and
+ * mapped in one call, not on the stack, whose pages a late creation would
+ * copy one fault at a time from PID 1's share of them. */
+static int detect_and_create(struct cg_box *cg, const char *name, pid_t supervisor,
+			     const struct cg_limits *req)
+{
+	static struct cg_layout l;
+	premap(&l, sizeof l);
+	if (cg_detect(&l) < 0)
+		l.version = l.nmounts = 0;
+#ifdef KERN_TEST_BUILD
+	/* Test builds only (bench/box-startup's uncapped side): behave as on a
+	 * host without cgroups. Release builds have no such switch. */
+	if (env_get("KERN_TEST_UNCAPPED"))
+		l.version = l.nmounts = 0;
+#endif
+	return create_in(cg, &l, name, supervisor, req);
+}
+
+/* cgroup2 on top of /sys/fs/cgroup: cg_detect()'s test for v2, in one
+ * call. */
+static int v2_on_top(void)
+{
+	struct statfs sf;
+	return statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
 int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, struct cg_box **out)
 {
-	struct cg_layout here, *l = &here;
-	struct cg_later *later = NULL;
 	struct cg_box *cg = box_new(req);
 	*out = NULL;
 	if (!cg) {
@@ -295,37 +313,20 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 		box_free(cg);
 		return -1;
 	}
-	/* Found straight into what a later creation keeps. */
-	if (req->later) {
-		later = mmap(NULL, sizeof *later, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (later == MAP_FAILED)
-			later = NULL;
-		else
-			l = &later->layout;
-	}
-	if (cg_detect(l) < 0)
-		l->version = l->nmounts = 0;
-#ifdef KERN_TEST_BUILD
-	/* Test builds only (bench/box-startup's uncapped side): behave as on a
-	 * host without cgroups. Release builds have no such switch. */
-	if (env_get("KERN_TEST_UNCAPPED"))
-		l->version = l->nmounts = 0;
-#endif
-	/* Only root's own v1 placement waits: v2 places PID 1 at its clone,
-	 * and anywhere else the placement may find nothing to create. */
-	if (later && l->version == 1 && cg->uid == 0 && !req->path) {
-		later->name = name;
-		later->supervisor = supervisor;
-		later->req = req;
-		cg->later = later;
-		cg->version = 1;
+	/* Only root's own placement off v2 waits (v2 places PID 1 at its
+	 * clone); even the hierarchies are found when it is made. */
+	if (req->later && cg->uid == 0 && !req->path && !v2_on_top()) {
+		/* PID 1 is cloned without it (it never looks at a pending box):
+		 * the supervisor fills it then without copy-on-write faults. */
+		(void)madvise(cg, sizeof *cg, MADV_DONTFORK);
+		cg->later.pending = 1;
+		cg->later.name = name;
+		cg->later.supervisor = supervisor;
+		cg->later.req = req;
 		*out = cg;
 		return 0;
 	}
-	int rc = create_in(cg, l, name, supervisor, req);
-	if (later)
-		munmap(later, sizeof *later);
-	if (rc < 0) {
+	if (detect_and_create(cg, name, supervisor, req) < 0) {
 		box_free(cg);
 		return -1;
 	}
@@ -335,18 +336,15 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 
 int cg_pending(const struct cg_box *cg)
 {
-	return cg && cg->later;
+	return cg && cg->later.pending;
 }
 
 int cg_create_later(struct cg_box *cg)
 {
-	struct cg_later *later = cg ? cg->later : NULL;
-	if (!later)
+	if (!cg_pending(cg))
 		return 0;
-	cg->later = NULL;
-	int rc = create_in(cg, &later->layout, later->name, later->supervisor, later->req);
-	munmap(later, sizeof *later);
-	return rc;
+	cg->later.pending = 0;
+	return detect_and_create(cg, cg->later.name, cg->later.supervisor, cg->later.req);
 }
 
 int cg_join_open(const struct cg_box *cg, int *fds, int max, char *failed, size_t len)
