@@ -975,12 +975,8 @@ static int box_prepare(struct supervisor *s, pid_t pid1)
 	s->idle = l->cg_late ? box_cgroup_late : NULL;
 	if ((rc = pid1sync_serve(l->sync[0], pid1, &l->nc, l->a->net == NET_EGRESS, l->egress_ctl, s)))
 		return rc;
-	if (s->idle) {
-		int (*idle)(struct supervisor *) = s->idle;
-		s->idle = NULL;
-		if (idle(s) < 0)
-			return -1;
-	}
+	if (supervise_idle(s) < 0)
+		return -1;
 	/* Off PID 1's path: other boxes' leftovers. */
 	cg_sweep_parents(s->cg);
 	return 0;

@@ -391,13 +391,9 @@ int idm_serve(int sock, pid_t pid1, const struct ns_config *cfg, struct supervis
 		/* The requests PID 1 sent ahead are answered and it builds on:
 		 * the supervisor's time is free until the next. */
 		struct pollfd next = {.fd = sock, .events = POLLIN};
-		if (served && s && s->idle && poll(&next, 1, 0) == 0) {
-			int (*idle)(struct supervisor *) = s->idle;
-			s->idle = NULL;
-			if (idle(s) < 0) {
-				rc = IDM_IDLE_FAILED;
-				break;
-			}
+		if (served && s && s->idle && poll(&next, 1, 0) == 0 && supervise_idle(s) < 0) {
+			rc = IDM_IDLE_FAILED;
+			break;
 		}
 		if (supervise_wait(s, sock) < 0) {
 			rc = -1;

@@ -344,6 +344,15 @@ int supervise_wait(struct supervisor *s, int fd)
 	return 0;
 }
 
+int supervise_idle(struct supervisor *s)
+{
+	int (*idle)(struct supervisor *) = s ? s->idle : NULL;
+	if (!idle)
+		return 0;
+	s->idle = NULL;
+	return idle(s);
+}
+
 /* The box cannot start (why is printed): kill PID 1 if there is one (-1
  * when it could not be made) and undo what was made. */
 static int abort_start(struct supervisor *s, pid_t pid1, int code)

@@ -61,6 +61,9 @@ int supervise(struct supervisor *s);
  * deadline came first (recorded in s->stopped): a PID 1 that stalls in its
  * setup never makes the supervisor deaf to them. s NULL: 0 at once. */
 int supervise_wait(struct supervisor *s, int fd);
+/* For prepare: s->idle, once (it is cleared first); 0 when there is none
+ * or it did its work, -1 printed. */
+int supervise_idle(struct supervisor *s);
 
 /* The OOM sentence of box-cli.md §6.2. */
 extern const char oom_sentence[];

@@ -553,6 +553,12 @@ as_uid() {
 		"$err.lines" || { cat "$err"; false; }
 	no_leftovers "$N"
 	[ ! -d "/proc/$pid1" ]
+	# Box root as host root asks the supervisor for no trees: the cgroup
+	# is made right after the id maps; the box still starts at its own.
+	run "$KERN" box "$N" --map-host-root --image host -- cat /proc/self/cgroup
+	assert_status 0
+	grep -qx '[0-9]*:memory:/' <<<"$output"
+	grep -qx '[0-9]*:pids:/' <<<"$output"
 }
 
 @test "a SIGKILLed supervisor's empty cgroups are swept by the next box [rootless]" {
