@@ -555,6 +555,8 @@ as_uid() {
 	[ ! -d "/proc/$pid1" ]
 	# Box root as host root asks the supervisor for no trees: the cgroup
 	# is made right after the id maps; the box still starts at its own.
+	# (The no-userns pass has no id maps: its boxes are that case already.)
+	[ -n "${KERN_TEST_CHROOT:-}" ] && return 0
 	run "$KERN" box "$N" --map-host-root --image host -- cat /proc/self/cgroup
 	assert_status 0
 	grep -qx '[0-9]*:memory:/' <<<"$output"
