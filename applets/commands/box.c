@@ -932,7 +932,7 @@ static void pid1_main(void *ctx, int report_fd)
 	close(l->sync[1]);
 	/* 12, late: into the cgroup made meanwhile, before anything of the
 	 * box runs; its cgroup namespace is rooted there (17, best effort). */
-	if (l->cg_late) {
+	if (l->fs.cgroup_late) {
 		pid1sync_join_cgroup(report_fd);
 		(void)unshare(CLONE_NEWCGROUP);
 	}
@@ -972,7 +972,7 @@ static int box_prepare(struct supervisor *s, pid_t pid1)
 		return -1;
 	}
 	test_phase("unshare");
-	s->idle = l->cg_late ? box_cgroup_late : NULL;
+	s->idle = l->fs.cgroup_late ? box_cgroup_late : NULL;
 	if ((rc = pid1sync_serve(l->sync[0], pid1, &l->nc, l->a->net == NET_EGRESS, l->egress_ctl, s)))
 		return rc;
 	if (supervise_idle(s) < 0)
@@ -1254,11 +1254,11 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 		rc = EXIT_SETUP;
 		goto undo;
 	}
-	l.cg_late = l.fs.cgroup_late = cg_pending(cg);
+	l.fs.cgroup_late = cg_pending(cg);
 	/* Recorded with PID 1 by the supervisor: one write, not two. A box
 	 * killed before that leaves a cgroup named after its dead supervisor,
 	 * which recover and the next start sweep. */
-	if (!l.cg_late) {
+	if (!l.fs.cgroup_late) {
 		rec.byte1 = cg_byte1(cg);
 		snprintf(rec.cgroup, sizeof rec.cgroup, "%s", cg_record(cg));
 		test_phase("cgroup");

@@ -142,11 +142,12 @@ struct launch {
 	int alive_fd, started_fd;
 	/* PID 1 and the supervisor while the box starts (box_prepare): 'm'
 	 * once PID 1's ids are mapped; then, with --egress-allow, PID 1's
-	 * listener the other way. cg_late: the box cgroup is made after the
-	 * clone, and PID 1 joins it on its report socket (pid1sync.h). */
+	 * listener the other way. fs.cgroup_late: the box cgroup is made
+	 * after the clone, and PID 1 joins it on its report socket
+	 * (pid1sync.h). */
 	int sync[2];
 	struct ns_config nc;
-	int nonroot, ranged, cg_late;
+	int nonroot, ranged;
 	int egress_ctl;
 	struct box_steps s;
 	char runtime[PATH_MAX];

@@ -250,9 +250,7 @@ static int create_in(struct cg_box *cg, struct cg_layout *l, const char *name, p
 	}
 	if (!owned && cg->nh > 0 && !(cg->enforced & (CG_BIT(CG_MEMORY) | CG_BIT(CG_PIDS)))) {
 		/* Best effort that bound nothing: do not keep an empty shell. */
-		remove_all(cg);
-		close_fds(cg);
-		cg->nh = 0;
+		(void)place_failed(cg);
 		cg->place = CG_PLACE_NONE;
 		cg->why = CG_WHY_NOT_WRITABLE;
 	}
@@ -270,7 +268,6 @@ static int create_in(struct cg_box *cg, struct cg_layout *l, const char *name, p
 	build_record(cg);
 	return 0;
 }
-
 
 /* Step 7 from the start: the hierarchies found, then create_in(). The
  * layout is 48 KiB of which a few bytes a page are used: static and
@@ -349,20 +346,17 @@ int cg_create_later(struct cg_box *cg)
 
 int cg_join_open(const struct cg_box *cg, int *fds, int max, char *failed, size_t len)
 {
+	const char *file = cg && cg->version == 1 ? "tasks" : "cgroup.procs";
 	int n = 0;
-	for (int i = 0; cg && i < cg->nh; i++) {
-		const struct cg_hier *h = &cg->h[i];
+	for (; cg && n < cg->nh; n++) {
+		const struct cg_hier *h = &cg->h[n];
 		int leaf = cg->version == 1 && h->leaf_fd >= 0;
-		const char *file = cg->version == 1 ? "tasks" : "cgroup.procs";
-		snprintf(failed, len, "%s/%s%s", h->dir, leaf ? CG_LEAF "/" : "", file);
-		if (n == max) {
-			errno = E2BIG;
+		errno = E2BIG;
+		if (n == max || (fds[n] = openat(leaf ? h->leaf_fd : h->fd, file,
+						 O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			snprintf(failed, len, "%s/%s%s", h->dir, leaf ? CG_LEAF "/" : "", file);
 			goto fail;
 		}
-		fds[n] = openat(leaf ? h->leaf_fd : h->fd, file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fds[n] < 0)
-			goto fail;
-		n++;
 	}
 	return n;
 fail:;
@@ -375,7 +369,10 @@ fail:;
 
 int cg_join_by(const int *fds, int n)
 {
-	/* "0": the writer itself, as in cg_join(). */
+	/* "0": the writer itself. On v1 (tasks) the one migration the kernel
+	 * makes without its global write lock (that lock waits for an RCU
+	 * grace period, 5-20 ms on an idle host); the caller is single
+	 * threaded, so this is the whole process. */
 	for (int i = 0; i < n; i++)
 		if (write(fds[i], "0", 1) != 1)
 			return -1;
@@ -538,20 +535,16 @@ unsigned cg_enforced(const struct cg_box *cg)
 
 int cg_join(struct cg_box *cg)
 {
-	if (!cg)
-		return 0;
-	for (int i = 0; i < cg->nh; i++) {
-		const struct cg_hier *h = &cg->h[i];
-		/* v1: this thread, by "0" in tasks, the one migration the kernel
-		 * makes without its global write lock (that lock waits for an RCU
-		 * grace period, 5-20 ms on an idle host); the caller is single
-		 * threaded, so this is the whole process. */
-		int r = cg->version == 1 ? cg_write(h->leaf_fd >= 0 ? h->leaf_fd : h->fd, "tasks", "0")
-					 : cg_write(h->fd, "cgroup.procs", "0");
-		if (r < 0)
-			return -1;
-	}
-	return 0;
+	int fds[CG_JOIN_MAX];
+	char failed[PATH_MAX + 32];
+	int n = cg_join_open(cg, fds, CG_JOIN_MAX, failed, sizeof failed);
+	if (n < 0)
+		return -1;
+	int r = cg_join_by(fds, n), e = errno;
+	while (n > 0)
+		close(fds[--n]);
+	errno = e;
+	return r;
 }
 
 int cg_clone_fd(const struct cg_box *cg)
