@@ -1,6 +1,5 @@
 #include <fcntl.h>
 #include <sched.h>
-#include <stdio.h>
 #include <unistd.h>
 
 #include "base/fdutil.h"
@@ -15,13 +14,16 @@ const struct box_ns box_ns[BOX_NS_COUNT] = {
 int box_ns_send(int sock)
 {
 	int fds[BOX_NS_COUNT], n = 0, rc = -1;
-	char path[32], tag = BOX_NS_TAG;
-	for (; n < BOX_NS_COUNT; n++) {
-		snprintf(path, sizeof path, "/proc/self/ns/%s", box_ns[n].name);
-		fds[n] = open(path, O_RDONLY | O_CLOEXEC);
+	char tag = BOX_NS_TAG;
+	/* One walk of /proc for the seven. */
+	int dir = open("/proc/self/ns", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (; dir >= 0 && n < BOX_NS_COUNT; n++) {
+		fds[n] = openat(dir, box_ns[n].name, O_RDONLY | O_CLOEXEC);
 		if (fds[n] < 0)
 			break;
 	}
+	if (dir >= 0)
+		close(dir);
 	if (n == BOX_NS_COUNT)
 		rc = send_fds(sock, &tag, 1, fds, n);
 	while (n-- > 0)

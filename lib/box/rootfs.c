@@ -92,8 +92,8 @@ static int attach_tmpfs(const char *scratch, uint64_t size, const char **what)
  * keep its whiteouts and opaque directories there with userxattr: the
  * layer stays on the scratch directory's filesystem, uncapped, with a
  * warning. scratch is where this process reaches the scratch directory;
- * a shifted box's becomes the layer's path. Returns the layer's
- * descriptor to keep until the pivot, or -1. */
+ * a shifted box's becomes the layer's path. Returns a descriptor of the
+ * layer's root, kept until the pivot, or -1 where there is no layer. */
 static int mount_layer(const struct fs_config *c, char *scratch, size_t len)
 {
 	static const char *const subs[] = {"merged", "upper", "work"};
@@ -123,11 +123,15 @@ static int mount_layer(const struct fs_config *c, char *scratch, size_t len)
 			"xattrs for an overlay upper (Linux 6.6); writes to / land in %s", c->scratch);
 		return -1;
 	}
+	/* The layer's root by descriptor: every name below is then one step
+	 * from it, where a path through /proc/self/fd costs a walk of /proc. */
+	if (layer < 0 && (layer = open(scratch, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		die_setup_errno("open %s (the writable layer)", scratch);
 	for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
 		snprintf(sub, sizeof sub, "%s/%s", scratch, subs[i]);
 		mode_t mode = i == 1 ? (up.st_mode & 07777) : 0700;
 		/* chmod after mkdir: the umask must not narrow the upper's mode. */
-		if (mkdir(sub, mode) < 0 || chmod(sub, mode) < 0)
+		if (mkdirat(layer, subs[i], mode) < 0 || fchmodat(layer, subs[i], mode, 0) < 0)
 			die_setup_errno("mkdir %s", sub);
 	}
 	return layer;
@@ -142,7 +146,7 @@ static int idm_fd(const struct fs_config *c)
 /* A shifted box's overlay lower: the supervisor's idmapped tree of it,
  * attached on <scratch>/lower (an overlay layer must be a mount of this
  * namespace). Returns a descriptor of its root. */
-static int idmapped_lower(const struct fs_config *c, const char *scratch)
+static int idmapped_lower(const struct fs_config *c, int dir, const char *scratch)
 {
 	const struct bind_opts ro = {.ro = 1};
 	const char *what;
@@ -152,19 +156,20 @@ static int idmapped_lower(const struct fs_config *c, const char *scratch)
 	if (src < 0)
 		die_setup_errno("%s %s", what, c->lower);
 	snprintf(at, sizeof at, "%s/lower", scratch);
-	if (mkdir(at, 0700) < 0 || (fd = open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+	if (mkdirat(dir, "lower", 0700) < 0 ||
+	    (fd = openat(dir, "lower", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		die_setup_errno("mkdir %s", at);
 	if (idm_attach(src, tree, fd, at, &ro, &what) < 0)
 		die_setup_errno("%s %s on %s", what, c->lower, at);
 	close(src);
 	close(fd);
-	/* Through the path, which now crosses into the attached tree. */
-	return open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* By name again, which now crosses into the attached tree. */
+	return openat(dir, "lower", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 /* scratch: where upper/, work/ and merged/ are, as this process can reach
- * them (see fs_build). */
-static void mount_root(const struct fs_config *c, const char *scratch, const char *merged)
+ * them (see fs_build); dir: a descriptor of it. */
+static void mount_root(const struct fs_config *c, int dir, const char *scratch, const char *merged)
 {
 	char opts[512], lo[64], up[64], wk[64], sub[4096];
 	int lfd, ufd, wfd;
@@ -201,14 +206,16 @@ static void mount_root(const struct fs_config *c, const char *scratch, const cha
 	 * over the initial one.
 	 * Directories by descriptor: no escaping of ',' or ':' in the lower's
 	 * path, and nothing can be swapped in between. */
-	lfd = c->shifted ? idmapped_lower(c, scratch) : open_nofollow_abs(c->lower);
+	lfd = c->shifted ? idmapped_lower(c, dir, scratch) : open_nofollow_abs(c->lower);
 	if (lfd < 0)
 		die_setup_errno("open overlay lower %s", c->lower);
 	snprintf(sub, sizeof sub, "%s/upper", scratch);
-	ufd = open(sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	ufd = openat(dir, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ufd < 0)
+		die_setup_errno("open %s", sub);
 	snprintf(sub, sizeof sub, "%s/work", scratch);
-	wfd = open(sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (ufd < 0 || wfd < 0)
+	wfd = openat(dir, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (wfd < 0)
 		die_setup_errno("open %s", sub);
 	snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s%s", fd_path(lfd, lo, sizeof lo),
 		 fd_path(ufd, up, sizeof up), fd_path(wfd, wk, sizeof wk),
@@ -254,11 +261,12 @@ static void mkdir_in(int rootfd, const char *root, const char *rel, mode_t mode)
 		die_setup_errno("mkdir %s/%s", root, rel);
 }
 
-/* Bind the host's device node /dev/<name> onto a new file at path. */
-static void bind_node(const char *path, const char *name)
+/* Bind the host's device node /dev/<name> onto a new file <name> in the
+ * directory dir, which path names (the mount takes the path). */
+static void bind_node(int dir, const char *path, const char *name)
 {
 	char host[32];
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		die_setup_errno("create %s", path);
 	close(fd);
@@ -271,18 +279,18 @@ static void bind_node(const char *path, const char *name)
  * ptmx link into it, and /dev/tty, which opens the opener's controlling
  * terminal: in a box only the box's pty can be one (the box is a session
  * of its own). */
-static void build_pts(const char *dev)
+static void build_pts(int devfd, const char *dev)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/pts", dev);
-	if (mkdir(path, 0755) < 0 ||
+	if (mkdirat(devfd, "pts", 0755) < 0 ||
 	    mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC, PTY_DEVPTS_OPTS) < 0)
 		die_setup_errno("mount devpts on %s", path);
 	snprintf(path, sizeof path, "%s/ptmx", dev);
-	if (symlink("pts/ptmx", path) < 0)
+	if (symlinkat("pts/ptmx", devfd, "ptmx") < 0)
 		die_setup_errno("symlink %s", path);
 	snprintf(path, sizeof path, "%s/tty", dev);
-	bind_node(path, "tty");
+	bind_node(devfd, path, "tty");
 }
 
 /* Returns the descriptor of the root of kern's /dev tmpfs. */
@@ -316,22 +324,22 @@ static int build_dev(int rootfd, const char *root, int read_only, int tty, int m
 	test_phase("pid1-dev");
 	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
 		snprintf(path, sizeof path, "%s/%s", dev, nodes[i]);
-		bind_node(path, nodes[i]);
+		bind_node(devfd, path, nodes[i]);
 	}
 	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
 		snprintf(path, sizeof path, "%s/%s", dev, links[i][0]);
-		if (symlink(links[i][1], path) < 0)
+		if (symlinkat(links[i][1], devfd, links[i][0]) < 0)
 			die_setup_errno("symlink %s", path);
 	}
 	/* /dev/shm and /dev/mqueue stay writable under --ro (clients put
 	 * POSIX semaphores and queues there: isolation.md §4.1, "Writable
 	 * mounts seen by clients"), but nothing placed there runs (OT-10). */
 	snprintf(path, sizeof path, "%s/shm", dev);
-	if (mkdir(path, 01777) < 0 ||
+	if (mkdirat(devfd, "shm", 01777) < 0 ||
 	    mount("tmpfs", path, "tmpfs", NOSUID_NODEV | MS_NOEXEC, "mode=1777") < 0)
 		die_setup_errno("mount tmpfs on %s", path);
 	snprintf(path, sizeof path, "%s/mqueue", dev);
-	if (mkdir(path, 0755) < 0)
+	if (mkdirat(devfd, "mqueue", 0755) < 0)
 		die_setup_errno("mkdir %s", path);
 	if (mqueue_fd > 0) {
 		/* A joined IPC namespace's, made by the supervisor (nsjoin.h). */
@@ -342,7 +350,7 @@ static int build_dev(int rootfd, const char *root, int read_only, int tty, int m
 		die_setup_errno("mount mqueue on %s", path);
 	}
 	if (tty)
-		build_pts(dev);
+		build_pts(devfd, dev);
 	(void)read_only;
 	return devfd;
 }
@@ -719,9 +727,13 @@ void fs_build(const struct fs_config *c)
 	}
 	if (c->root == ROOT_OVERLAY)
 		layer = mount_layer(c, scratch, sizeof scratch);
+	/* Where merged/ (and upper/, work/) are, by descriptor. */
+	int dir = layer >= 0 ? layer : here;
+	if (dir < 0 && (dir = here = open(scratch, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		die_setup_errno("open the scratch directory %s", scratch);
 	snprintf(merged, sizeof merged, "%s/merged", scratch);
-	mount_root(c, scratch, merged);
-	rootfd = open(merged, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	mount_root(c, dir, scratch, merged);
+	rootfd = openat(dir, "merged", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (rootfd < 0)
 		die_setup_errno("open %s", merged);
 	if (c->root == ROOT_HOST)
