@@ -168,7 +168,7 @@ static int idmapped_lower(const struct fs_config *c, int dir, const char *scratc
 }
 
 /* scratch: where upper/, work/ and merged/ are, as this process can reach
- * them (see fs_build); dir: a descriptor of it. */
+ * them (see fs_build); dir: a descriptor of it (an overlay always has one). */
 static void mount_root(const struct fs_config *c, int dir, const char *scratch, const char *merged)
 {
 	char opts[512], lo[64], up[64], wk[64], sub[4096];
@@ -727,13 +727,18 @@ void fs_build(const struct fs_config *c)
 	}
 	if (c->root == ROOT_OVERLAY)
 		layer = mount_layer(c, scratch, sizeof scratch);
-	/* Where merged/ (and upper/, work/) are, by descriptor. */
+	/* Where merged/ (and upper/, work/) are, by descriptor where one is
+	 * held. Only an overlay without a layer of its own, outside a shifted
+	 * box, opens one (kept in here, closed after the pivot); the other
+	 * roots need none. */
 	int dir = layer >= 0 ? layer : here;
-	if (dir < 0 && (dir = here = open(scratch, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+	if (dir < 0 && c->root == ROOT_OVERLAY &&
+	    (dir = here = open(scratch, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		die_setup_errno("open the scratch directory %s", scratch);
 	snprintf(merged, sizeof merged, "%s/merged", scratch);
 	mount_root(c, dir, scratch, merged);
-	rootfd = openat(dir, "merged", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	rootfd = dir >= 0 ? openat(dir, "merged", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			  : open(merged, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (rootfd < 0)
 		die_setup_errno("open %s", merged);
 	if (c->root == ROOT_HOST)
