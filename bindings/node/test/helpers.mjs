@@ -31,6 +31,16 @@ export function boxes() {
 }
 
 /**
+ * Boxes running now that were not in `before` (a list from boxes()). A box
+ * of an earlier test may end between the two looks, so a count would see
+ * a start where there was an end.
+ */
+export function boxesStartedSince(before) {
+	const seen = new Set(before);
+	return boxes().filter((n) => !seen.has(n));
+}
+
+/**
  * kern's runtime directory for this user (box-cli.md §7.1): the one a box
  * would use, as `kern box --plan` names it (the candidates and their checks
  * are kern's: /dev/shm/kern-<uid> on a host without a login session).
