@@ -926,6 +926,14 @@ static void pid1_main(void *ctx, int report_fd)
 {
 	struct launch *l = ctx;
 	close(l->sync[0]);
+	/* The host trees are asked for now, before the id maps arrive: the
+	 * supervisor, still writing them, finds the requests waiting. Asked
+	 * later, they wake a sleeping supervisor, which the scheduler runs
+	 * on PID 1's CPU, ahead of PID 1, whenever the other CPU is busy
+	 * (0.3-0.4 ms of PID 1's start when measured so). With
+	 * --egress-allow the listener must come first (pid1sync.h). */
+	if (l->a->net != NET_EGRESS)
+		fs_prefetch(&l->fs);
 	pid1sync_wait(l->sync[1], l->fs.shifted, l->a->net == NET_EGRESS);
 	fs_build(&l->fs);
 	/* The supervisor makes no more mounts for this box. */

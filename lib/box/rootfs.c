@@ -670,10 +670,11 @@ static void enter_workdir(const char *workdir)
 }
 
 /* A shifted box: every host tree the root will need is asked for at once
- * (idm_prefetch), in the order they are taken below. */
-static void prefetch_trees(const struct fs_config *c)
+ * (idm_prefetch), in the order fs_build takes them; once per process. */
+void fs_prefetch(const struct fs_config *c)
 {
-	if (!c->shifted)
+	static int asked;
+	if (!c->shifted || asked++)
 		return;
 	if (c->root == ROOT_OVERLAY)
 		idm_prefetch(c->idm_fd, c->lower, 1, 1);
@@ -695,7 +696,7 @@ void fs_build(const struct fs_config *c)
 	 * scratch: its caller made scratch its working directory while it
 	 * still could (see fs_config), and unshare carries that into the new
 	 * namespace, where it is reached through /proc/self/fd. */
-	prefetch_trees(c);
+	fs_prefetch(c);
 	if (unshare(CLONE_NEWNS) < 0)
 		die_setup_errno("unshare(CLONE_NEWNS)");
 	if (!c->cgroup_late)

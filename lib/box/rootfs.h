@@ -10,6 +10,10 @@
  * the workdir. */
 void fs_build(const struct fs_config *cfg);
 
+/* A shifted box: ask the supervisor now for every host tree fs_build will
+ * take (it asks itself if not asked before). */
+void fs_prefetch(const struct fs_config *cfg);
+
 /* The /proc entries every box masks (isolation.md §4.3), NULL-terminated,
  * names below /proc: made read-only (rootfs_proc_ro, /proc/sys first),
  * hidden behind the null device, hidden behind an empty tmpfs. */
