@@ -3,9 +3,6 @@
 
 #include "base/premap.h"
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -29,18 +26,4 @@ void premap_stack(void)
 	/* A range the stack's mapping does not reach fails as a whole and
 	 * changes nothing. */
 	(void)madvise(top - STACK_PREMAP, STACK_PREMAP + 4096, MADV_POPULATE_WRITE);
-}
-
-/* The linker's bounds of this program's read-only part: its start, and
- * where the writable data begins (.init_array opens it; GNU ld and lld
- * define both, static or PIE). */
-extern char __executable_start[];
-extern void (*__init_array_start[])(void);
-
-void premap_code(void)
-{
-	char *start = __executable_start, *end = (char *)__init_array_start;
-	start -= (uintptr_t)start & 4095;
-	if (end > start)
-		(void)madvise(start, (size_t)(end - start), MADV_POPULATE_READ);
 }

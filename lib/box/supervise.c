@@ -208,7 +208,6 @@ static int pid1_start(void *arg)
 	if (p->stack)
 		(void)madvise(p->stack + PID1_STACK - PID1_STACK_MAPPED, PID1_STACK_MAPPED,
 			      MADV_POPULATE_WRITE);
-	premap_code();
 	close(p->status_r);
 	close(p->report_r);
 	diag_status_fd = p->status_w;
