@@ -34,9 +34,10 @@ int path_ancestry(const char *path, char *real, size_t len, dev_t *dev, ino_t *i
  * O_NOFOLLOW is implied for the last component. */
 int open_beneath(int dirfd, const char *rel, int flags, mode_t mode);
 
-/* Walk an absolute host path from / one component at a time with
- * O_PATH|O_NOFOLLOW and return an O_PATH descriptor of the final object,
- * which must not be a symlink (ELOOP). */
+/* Walk an absolute host path from / with no symlink anywhere on it (ELOOP)
+ * and no ".." (EXDEV), and return an O_PATH descriptor of the final
+ * object: openat2(RESOLVE_NO_SYMLINKS), or one component at a time with
+ * O_PATH|O_NOFOLLOW on a kernel without it. */
 int open_nofollow_abs(const char *abs);
 /* fd (an O_PATH|O_NOFOLLOW descriptor, or -1 passed through) unless it is
  * a symlink itself: then it is closed, and -1 with ELOOP. */

@@ -23,26 +23,29 @@
 #define SYS_mount_setattr 442
 #endif
 
-static int open_tree_fd(int fd, unsigned flags)
+/* The object behind fd (name "") or named name in the directory fd,
+ * never through a symlink. */
+static int open_tree_at(int fd, const char *name, unsigned flags)
 {
 	/* The test build can play a kernel older than the new mount API. */
 	if (test_flag("KERN_TEST_NO_MOUNT_API")) {
 		errno = ENOSYS;
 		return -1;
 	}
-	return (int)syscall(SYS_open_tree, fd, "", flags | AT_EMPTY_PATH | OPEN_TREE_CLOEXEC);
+	flags |= *name ? AT_SYMLINK_NOFOLLOW : AT_EMPTY_PATH;
+	return (int)syscall(SYS_open_tree, fd, name, flags | OPEN_TREE_CLOEXEC);
 }
 
-int bind_clone(int srcfd, const struct bind_opts *o, const char **what)
+int bind_clone_at(int dirfd, const char *name, const struct bind_opts *o, const char **what)
 {
 	*what = o->recursive ? "open_tree(OPEN_TREE_CLONE|AT_RECURSIVE)" : "open_tree(OPEN_TREE_CLONE)";
-	int tree = open_tree_fd(srcfd, OPEN_TREE_CLONE | (o->recursive ? AT_RECURSIVE : 0));
+	int tree = open_tree_at(dirfd, name, OPEN_TREE_CLONE | (o->recursive ? AT_RECURSIVE : 0));
 	if (tree < 0 && errno == EINVAL && !o->recursive) {
 		/* Locked submounts below the source (every mount the box's user
 		 * namespace inherited is locked) refuse a partial copy: take the
 		 * whole tree, which the flags below then cover entirely. */
 		*what = "open_tree(OPEN_TREE_CLONE|AT_RECURSIVE)";
-		tree = open_tree_fd(srcfd, OPEN_TREE_CLONE | AT_RECURSIVE);
+		tree = open_tree_at(dirfd, name, OPEN_TREE_CLONE | AT_RECURSIVE);
 	}
 	if (tree < 0)
 		return -1;
@@ -64,11 +67,24 @@ int bind_clone(int srcfd, const struct bind_opts *o, const char **what)
 	return tree;
 }
 
+int bind_clone(int srcfd, const struct bind_opts *o, const char **what)
+{
+	return bind_clone_at(srcfd, "", o, what);
+}
+
 int bind_attach(int treefd, int dstfd, const char **what)
 {
 	*what = "move_mount";
 	return (int)syscall(SYS_move_mount, treefd, "", dstfd, "",
 			    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+int bind_attach_at(int treefd, int dirfd, const char *name, const char **what)
+{
+	/* Without MOVE_MOUNT_T_SYMLINKS and _T_AUTOMOUNTS the target is
+	 * neither followed nor automounted. */
+	*what = "move_mount";
+	return (int)syscall(SYS_move_mount, treefd, "", dirfd, name, MOVE_MOUNT_F_EMPTY_PATH);
 }
 
 /* Before 5.12: a single mount, remounted through dstpath (make_target()

@@ -25,10 +25,17 @@ struct bind_opts {
  * Returns the tree's descriptor, or -1 with errno and *what naming the
  * failing call (ENOSYS: the kernel predates the new mount API, 5.12). */
 int bind_clone(int srcfd, const struct bind_opts *o, const char **what);
+/* The same for the object named name (one component) in the directory
+ * dirfd, reached without following a symlink: no descriptor of the
+ * object is opened first. */
+int bind_clone_at(int dirfd, const char *name, const struct bind_opts *o, const char **what);
 
 /* Attach a tree from bind_clone() on the object behind dstfd
  * (move_mount). Returns 0 or -1 with errno and *what. */
 int bind_attach(int treefd, int dstfd, const char **what);
+/* Attach it on the object named name (one component) in the directory
+ * dirfd, neither following a symlink nor triggering an automount there. */
+int bind_attach_at(int treefd, int dirfd, const char *name, const char **what);
 
 /* bind_clone() then bind_attach(). Where the new mount API is missing,
  * the old one (bind, then remount with the source's locked flags) is

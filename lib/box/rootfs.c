@@ -487,21 +487,36 @@ static void bind_devices(int rootfd, const char *root, const struct fs_config *c
 	}
 }
 
-/* Bind src (each entry onto itself when src is -1) over every entry of
- * names (NULL-terminated) that exists in the procfs at proc. */
-static void mask_binds(int proc, const char *const *names, int src, const struct bind_opts *o)
+/* Bind src (the entry onto itself when src is -1) over the entry name of
+ * the procfs at proc: 0, or 1 when it does not exist; a bind that fails
+ * fails the box. The new mount API takes the entry by name beneath the
+ * verified proc, not following a symlink (a fresh procfs, which nothing
+ * of the box can have touched yet): no descriptor of it is opened first. */
+static int mask_one(int proc, const char *name, int src, const struct bind_opts *o)
 {
 	const char *what;
 	char path[64];
-	for (size_t i = 0; names[i]; i++) {
-		snprintf(path, sizeof path, "/proc/%s", names[i]);
-		int fd = openat(proc, names[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%s", name);
+	if (src >= 0 && fstatat(proc, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 1;
+	int tree = src < 0 ? bind_clone_at(proc, name, o, &what) : bind_clone(src, o, &what);
+	if (tree < 0 && errno == ENOENT && src < 0)
+		return 1;
+	if (tree < 0 && errno == ENOSYS) {
+		/* Before 5.12: bind and remount through the entry's descriptor. */
+		int fd = openat(proc, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
-			continue;
+			return 1;
 		if (bind_fd(src < 0 ? fd : src, fd, path, o, &what) < 0)
 			die_setup_errno("mask %s: %s", path, what);
 		close(fd);
+		return 0;
 	}
+	if (tree < 0 || bind_attach_at(tree, proc, name, &what) < 0)
+		die_setup_errno("mask %s: %s", path, what);
+	close(tree);
+	return 0;
 }
 
 /* The /proc masks of isolation.md §4.3 (rootfs.h: kern-oci checks a
@@ -525,12 +540,13 @@ static void mask_proc(int proc, int null)
 
 	if (fstat(null, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
 		die_setup("the /dev/null kern made is not the null device 1:3 - refusing to mask /proc with it");
-	int fd = openat(proc, "sys", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || bind_fd(fd, fd, "/proc/sys", &ro, &what) < 0)
-		die_setup_errno("read-only bind of /proc/sys");
-	close(fd);
-	mask_binds(proc, rootfs_proc_ro + 1, -1, &ro);
-	mask_binds(proc, rootfs_proc_null, null, &dev);
+	if (mask_one(proc, "sys", -1, &ro) != 0)
+		die_setup("read-only bind of /proc/sys: the box's procfs has none");
+	for (size_t i = 1; rootfs_proc_ro[i]; i++)
+		(void)mask_one(proc, rootfs_proc_ro[i], -1, &ro);
+	for (size_t i = 0; rootfs_proc_null[i]; i++)
+		(void)mask_one(proc, rootfs_proc_null[i], null, &dev);
+	int fd;
 	for (size_t i = 0; rootfs_proc_empty[i]; i++) {
 		snprintf(path, sizeof path, "/proc/%s", rootfs_proc_empty[i]);
 		if ((fd = openat(proc, rootfs_proc_empty[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)

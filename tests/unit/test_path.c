@@ -1,6 +1,7 @@
 /* path_ancestry (lib/base/path.c): the one-lstat-per-component walk
  * answers exactly what realpath() and a stat() of each ancestor answer,
  * for clean paths, missing ones, and paths through a symlink. */
+#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -103,4 +104,61 @@ TEST(path_next_component_splits_on_any_run_of_slashes)
 	CHECK_STR(got, "");
 	components("///", got, sizeof got);
 	CHECK_STR(got, "");
+}
+
+/* open_nofollow_abs: the object itself, by any clean absolute path; ELOOP
+ * for a symlink anywhere on the path (last component or not), EXDEV for
+ * "..", EINVAL for a relative path, ENOENT for a missing one. */
+static int opens_as(const char *path, const char *same_as)
+{
+	struct stat a, b;
+	int fd = open_nofollow_abs(path);
+	if (fd < 0)
+		return 0;
+	int ok = fstat(fd, &a) == 0 && stat(same_as, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	close(fd);
+	return ok;
+}
+
+static int refused_with(const char *path, int err)
+{
+	errno = 0;
+	int fd = open_nofollow_abs(path);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return errno == err;
+}
+
+TEST(open_nofollow_abs_opens_clean_paths_and_refuses_symlinks_and_dotdot)
+{
+	char top[] = "/tmp/kern-unit-nofollow.XXXXXX", p[512], q[512];
+	CHECK(mkdtemp(top) != NULL);
+	snprintf(p, sizeof p, "%s/a/b", top);
+	snprintf(q, sizeof q, "mkdir -p %s", p);
+	CHECK(system(q) == 0);
+	snprintf(q, sizeof q, "%s/link", top);
+	snprintf(p, sizeof p, "%s/a", top);
+	CHECK(symlink(p, q) == 0);
+	snprintf(p, sizeof p, "%s/a/b", top);
+	CHECK(opens_as(p, p));
+	snprintf(q, sizeof q, "%s//a//b/", top);
+	CHECK(opens_as(q, p));
+	CHECK(opens_as("/", "/"));
+	snprintf(q, sizeof q, "%s/link", top);
+	CHECK(refused_with(q, ELOOP));
+	snprintf(q, sizeof q, "%s/link/b", top);
+	CHECK(refused_with(q, ELOOP));
+	snprintf(q, sizeof q, "%s/a/../a/b", top);
+	CHECK(refused_with(q, EXDEV));
+	snprintf(q, sizeof q, "%s/a/b/..", top);
+	CHECK(refused_with(q, EXDEV));
+	snprintf(q, sizeof q, "%s/a/..b", top);
+	CHECK(refused_with(q, ENOENT));
+	snprintf(q, sizeof q, "%s/missing", top);
+	CHECK(refused_with(q, ENOENT));
+	CHECK(refused_with("tmp", EINVAL));
+	snprintf(q, sizeof q, "rm -rf %s", top);
+	CHECK(system(q) == 0);
 }
