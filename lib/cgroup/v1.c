@@ -78,7 +78,9 @@ unsigned cg_v1_verify(struct cg_box *cg)
 		uint64_t want = cg->mem_given ? cg->memory : CG_UNLIMITED - 1;
 		uint64_t disabled = 1;
 		int own = cg_read_u64(h->fd, "memory.limit_in_bytes", &v) == 0 && cg_caps(v, want);
-		int hier = cg_read_u64(h->fd, "memory.use_hierarchy", &v) == 0 && v == 1;
+		/* An ancestor's cap counts only through the hierarchy, and
+		 * only when the box's own does not bind. */
+		int hier = !own && cg_read_u64(h->fd, "memory.use_hierarchy", &v) == 0 && v == 1;
 		(void)cg_read_key(h->fd, "memory.oom_control", "oom_kill_disable", &disabled);
 		if (disabled == 0 &&
 		    (own || (hier && cg_capped_up(h, "memory.limit_in_bytes", want))))
