@@ -58,16 +58,25 @@ static int same(const char *path)
 	return 1;
 }
 
+/* A fixture under top (a mkdtemp template, filled in): the directories
+ * top/deep and a symlink top/link to top/target. 0 when made. */
+static int make_tree(char *top, const char *deep, const char *target)
+{
+	char p[512], q[512];
+	if (!mkdtemp(top))
+		return -1;
+	snprintf(q, sizeof q, "mkdir -p %s/%s", top, deep);
+	if (system(q) != 0)
+		return -1;
+	snprintf(p, sizeof p, "%s/%s", top, target);
+	snprintf(q, sizeof q, "%s/link", top);
+	return symlink(p, q);
+}
+
 TEST(path_ancestry_matches_realpath_and_stat)
 {
 	char top[] = "/tmp/kern-unit-path.XXXXXX", p[512], q[512];
-	CHECK(mkdtemp(top) != NULL);
-	snprintf(p, sizeof p, "%s/a/b/c", top);
-	snprintf(q, sizeof q, "mkdir -p %s", p);
-	CHECK(system(q) == 0);
-	snprintf(p, sizeof p, "%s/a/b", top);
-	snprintf(q, sizeof q, "%s/link", top);
-	CHECK(symlink(p, q) == 0);
+	CHECK(make_tree(top, "a/b/c", "a/b") == 0);
 	const char *tails[] = {"", "/a", "/a/b/c", "/a/b/c/missing", "/a/missing/deeper", "/link",
 			       "/link/c", "/link/c/missing", "/a/./b", "/a/../a/b", "//a//b", "/a/b/"};
 	for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
@@ -134,30 +143,21 @@ static int refused_with(const char *path, int err)
 TEST(open_nofollow_abs_opens_clean_paths_and_refuses_symlinks_and_dotdot)
 {
 	char top[] = "/tmp/kern-unit-nofollow.XXXXXX", p[512], q[512];
-	CHECK(mkdtemp(top) != NULL);
-	snprintf(p, sizeof p, "%s/a/b", top);
-	snprintf(q, sizeof q, "mkdir -p %s", p);
-	CHECK(system(q) == 0);
-	snprintf(q, sizeof q, "%s/link", top);
-	snprintf(p, sizeof p, "%s/a", top);
-	CHECK(symlink(p, q) == 0);
+	CHECK(make_tree(top, "a/b", "a") == 0);
 	snprintf(p, sizeof p, "%s/a/b", top);
 	CHECK(opens_as(p, p));
 	snprintf(q, sizeof q, "%s//a//b/", top);
 	CHECK(opens_as(q, p));
 	CHECK(opens_as("/", "/"));
-	snprintf(q, sizeof q, "%s/link", top);
-	CHECK(refused_with(q, ELOOP));
-	snprintf(q, sizeof q, "%s/link/b", top);
-	CHECK(refused_with(q, ELOOP));
-	snprintf(q, sizeof q, "%s/a/../a/b", top);
-	CHECK(refused_with(q, EXDEV));
-	snprintf(q, sizeof q, "%s/a/b/..", top);
-	CHECK(refused_with(q, EXDEV));
-	snprintf(q, sizeof q, "%s/a/..b", top);
-	CHECK(refused_with(q, ENOENT));
-	snprintf(q, sizeof q, "%s/missing", top);
-	CHECK(refused_with(q, ENOENT));
+	static const struct {
+		const char *tail;
+		int err;
+	} refused[] = {{"/link", ELOOP},      {"/link/b", ELOOP},    {"/a/../a/b", EXDEV},
+		       {"/a/b/..", EXDEV},    {"/a/..b", ENOENT},    {"/missing", ENOENT}};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		snprintf(q, sizeof q, "%s%s", top, refused[i].tail);
+		CHECK(refused_with(q, refused[i].err));
+	}
 	CHECK(refused_with("tmp", EINVAL));
 	snprintf(q, sizeof q, "rm -rf %s", top);
 	CHECK(system(q) == 0);
