@@ -1,13 +1,24 @@
 #pragma once
 /* Pages mapped ahead of their first touch, one madvise(2) per range.
  *
- * On a VM each first touch of a page is a page fault of its own (10-15 µs
- * here), and after a fork each page both processes share is a
- * copy-on-write fault in whichever writes it first (50-80 µs); a page
- * mapped by MADV_POPULATE_* costs well under 1 µs. A box start touches a
- * few dozen pages: these map them in bulk. Best effort: a kernel without
- * MADV_POPULATE_* (before 5.14) faults the pages in as before. */
+ * On some VMs each first touch of a page is a page fault of 10-15 µs,
+ * and after a fork each page both processes share is a copy-on-write
+ * fault in whichever writes it first (50-80 µs); a page mapped by
+ * MADV_POPULATE_* costs well under 1 µs there. A box start touches a few
+ * dozen pages: these map them in bulk. Where a fault costs about 2 µs
+ * (other VMs, bare metal) mapping ahead costs more than it saves, since
+ * about half the pages mapped are never touched (a start without it:
+ * 0.96-0.97x back to back there): premap_pays() tells which machine this
+ * is. Best effort: a kernel without MADV_POPULATE_* (before 5.14) faults
+ * the pages in as before. */
 #include <stddef.h>
+
+/* 1 when a first touch of a fresh page takes 5 µs or more here, timed
+ * once per process on a page of its own (mapped and unmapped for it,
+ * about 5 µs); a child forked after the first call inherits the answer.
+ * The test build takes KERN_TEST_PREMAP=1 for 1. premap() and
+ * premap_stack() do nothing unless it is 1; other callers ask it. */
+int premap_pays(void);
 
 /* The pages of [p, p + len) writable: a large static struct of which a
  * start touches a page here and there. */

@@ -205,7 +205,7 @@ static int pid1_start(void *arg)
 {
 	struct pid1_start *p = arg;
 	struct supervisor *s = p->s;
-	if (p->stack)
+	if (p->stack && premap_pays())
 		(void)madvise(p->stack + PID1_STACK - PID1_STACK_MAPPED, PID1_STACK_MAPPED,
 			      MADV_POPULATE_WRITE);
 	close(p->status_r);

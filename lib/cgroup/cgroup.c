@@ -33,14 +33,15 @@ _Static_assert(CG_JOIN_MAX >= CG_NCTL, "one join descriptor per hierarchy");
 
 /* A cg_box is ~65 KiB, mostly PATH_MAX buffers of which a few bytes are
  * used, so calloc() would clear every page of it. Its own mapping is
- * zero already, and populated in the same call (MAP_POPULATE): about
- * half its pages are touched on the start path, and a page populated
- * with the mapping costs well under 1 µs where a page fault costs 10-15
- * µs on a VM (measured: 103 -> 51 µs for the pages a v1 box uses). */
+ * zero already, and populated in the same call (MAP_POPULATE) where that
+ * pays (premap.h): about half its pages are touched on the start path,
+ * and a page populated with the mapping costs well under 1 µs where a
+ * page fault costs 10-15 µs on such a VM (measured: 103 -> 51 µs for the
+ * pages a v1 box uses). */
 static struct cg_box *box_new(const struct cg_limits *req)
 {
 	struct cg_box *cg = mmap(NULL, sizeof *cg, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+				 MAP_PRIVATE | MAP_ANONYMOUS | (premap_pays() ? MAP_POPULATE : 0), -1, 0);
 	if (cg == MAP_FAILED)
 		return NULL;
 	for (int i = 0; i < CG_NCTL; i++)
