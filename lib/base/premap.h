@@ -6,7 +6,7 @@
  * fault in whichever writes it first (50-80 µs); a page mapped by
  * MADV_POPULATE_* costs well under 1 µs there. A box start touches a few
  * dozen pages: these map them in bulk. Where a fault costs about 2 µs
- * (other VMs, bare metal) mapping ahead costs more than it saves, since
+ * (another VM kind measured) mapping ahead costs more than it saves, since
  * about half the pages mapped are never touched (a start without it:
  * 0.96-0.97x back to back there): premap_pays() tells which machine this
  * is. Best effort: a kernel without MADV_POPULATE_* (before 5.14) faults
