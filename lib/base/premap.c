@@ -31,14 +31,22 @@ int premap_pays(void)
 		return pays;
 	if (test_flag("KERN_TEST_PREMAP"))
 		return pays = 1;
-	volatile char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED)
+	/* The fastest of three first touches: a start preempted between two
+	 * clock reads (a burst of starts on a busy machine) would time the
+	 * wait, not the fault. */
+	volatile char *pages = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pages == MAP_FAILED)
 		return pays = 1;
-	long long t0 = now_ns();
-	page[0] = 1;
-	long long t1 = now_ns();
-	(void)munmap((void *)page, 4096);
-	return pays = t1 - t0 >= SLOW_FAULT_NS;
+	long long fastest = -1;
+	for (int i = 0; i < 3; i++) {
+		long long t0 = now_ns();
+		pages[i * 4096] = 1;
+		long long t = now_ns() - t0;
+		if (fastest < 0 || t < fastest)
+			fastest = t;
+	}
+	(void)munmap((void *)pages, 3 * 4096);
+	return pays = fastest >= SLOW_FAULT_NS;
 }
 
 void premap(void *p, size_t len)

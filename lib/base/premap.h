@@ -13,9 +13,12 @@
  * the pages in as before. */
 #include <stddef.h>
 
-/* 1 when a first touch of a fresh page takes 5 µs or more here, timed
- * once per process on a page of its own (mapped and unmapped for it,
- * about 5 µs); a child forked after the first call inherits the answer.
+/* 1 when a first touch of a fresh page takes 5 µs or more here: the
+ * fastest of three, timed once per process on pages of its own (mapped
+ * and unmapped for it, about 10 µs), so that a start preempted in a
+ * burst does not take the wait for a slow fault (one timing alone did,
+ * for half of a burst of 200); a child forked after the first call
+ * inherits the answer.
  * The test build takes KERN_TEST_PREMAP=1 for 1. premap() and
  * premap_stack() do nothing unless it is 1; other callers ask it. */
 int premap_pays(void);
