@@ -34,18 +34,19 @@ int premap_pays(void)
 	/* The fastest of three first touches: a start preempted between two
 	 * clock reads (a burst of starts on a busy machine) would time the
 	 * wait, not the fault. */
-	volatile char *pages = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	const size_t page = 4096, n = 3;
+	volatile char *pages = mmap(NULL, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (pages == MAP_FAILED)
 		return pays = 1;
 	long long fastest = -1;
-	for (int i = 0; i < 3; i++) {
+	for (size_t i = 0; i < n; i++) {
 		long long t0 = now_ns();
-		pages[i * 4096] = 1;
+		pages[i * page] = 1;
 		long long t = now_ns() - t0;
 		if (fastest < 0 || t < fastest)
 			fastest = t;
 	}
-	(void)munmap((void *)pages, 3 * 4096);
+	(void)munmap((void *)pages, n * page);
 	return pays = fastest >= SLOW_FAULT_NS;
 }
 
