@@ -192,23 +192,34 @@ static int walk_components(int dirfd, const char *rel, int flags, mode_t mode)
 	}
 }
 
-int open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
+/* openat2(2) with no symlink or magic link anywhere on the walk, plus
+ * resolve, where the kernel has it (5.6): the descriptor, or -1 with
+ * errno; -2 when it has not (ENOSYS, remembered), and the caller walks
+ * one component at a time instead. */
+static int openat2_nofollow(int dirfd, const char *path, int flags, mode_t mode,
+			    unsigned long long resolve)
 {
 	static int no_openat2;
-	if (!no_openat2) {
-		struct open_how how = {
-			.flags = (unsigned long long)(flags | O_NOFOLLOW | O_CLOEXEC),
-			.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-		};
-		while (*rel == '/')
-			rel++;
-		long fd = syscall(SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof how);
-		if (fd >= 0 || errno != ENOSYS)
-			return (int)fd;
-		no_openat2 = 1;
-	}
-	return walk_components(dirfd, rel, flags, mode);
+	if (no_openat2)
+		return -2;
+	struct open_how how = {
+		.flags = (unsigned long long)(flags | O_NOFOLLOW | O_CLOEXEC),
+		.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
+		.resolve = resolve | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+	if (fd >= 0 || errno != ENOSYS)
+		return (int)fd;
+	no_openat2 = 1;
+	return -2;
+}
+
+int open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
+{
+	while (*rel == '/')
+		rel++;
+	int fd = openat2_nofollow(dirfd, *rel ? rel : ".", flags, mode, RESOLVE_BENEATH);
+	return fd != -2 ? fd : walk_components(dirfd, rel, flags, mode);
 }
 
 int fd_not_symlink(int fd)
@@ -235,7 +246,6 @@ static int has_dotdot(const char *p)
 
 int open_nofollow_abs(const char *abs)
 {
-	static int no_openat2;
 	int root, fd;
 	if (!abs || abs[0] != '/') {
 		errno = EINVAL;
@@ -246,21 +256,12 @@ int open_nofollow_abs(const char *abs)
 		errno = EXDEV;
 		return -1;
 	}
-	if (!no_openat2) {
-		/* The same walk in one call where the kernel has openat2 (5.6):
-		 * a box start names its lower layer this way, and each
-		 * component's open and close cost more than the walk. */
-		struct open_how how = {
-			.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-			.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-		};
-		long r = syscall(SYS_openat2, AT_FDCWD, abs, &how, sizeof how);
-		if (r >= 0)
-			return fd_not_symlink((int)r);
-		if (errno != ENOSYS)
-			return -1;
-		no_openat2 = 1;
-	}
+	/* The same walk in one call where the kernel can: a box start names
+	 * its lower layer this way, and each component's open and close cost
+	 * more than the walk. */
+	fd = openat2_nofollow(AT_FDCWD, abs, O_PATH, 0, 0);
+	if (fd != -2)
+		return fd < 0 ? -1 : fd_not_symlink(fd);
 	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return -1;
