@@ -71,6 +71,12 @@ struct cg_box {
 	int oom_efd;		/* v1 eventfd, -1 */
 	uint64_t oom_base;	/* oom_kill count when opened */
 	int oom_event;		/* the v1 eventfd fired */
+	/* v1: limits read back by their own writes (cg_write_read), which
+	 * cg_v1_verify() takes instead of opening each file again. */
+	struct {
+		int memory, pids, oom;	/* 1: the value below was read back */
+		uint64_t memory_v, pids_v, oom_disabled;
+	} back;
 	char record[8192];
 	/* cg_create() with req->later: what cg_create_later() places with. */
 	struct {

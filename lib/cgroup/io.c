@@ -30,6 +30,43 @@ int cg_write(int dirfd, const char *file, const char *s)
 	return 0;
 }
 
+/* One read of a single-record file from offset 0, trailing newlines cut. */
+static long read_whole(int fd, char *buf, size_t len)
+{
+	ssize_t r;
+	do
+		r = pread(fd, buf, len - 1, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -1;
+	buf[r] = 0;
+	while (r > 0 && buf[r - 1] == '\n')
+		buf[--r] = 0;
+	return (long)r;
+}
+
+int cg_write_read(int dirfd, const char *file, const char *s, char *buf, size_t len)
+{
+	int fd = openat(dirfd, file, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	size_t n = strlen(s);
+	ssize_t w;
+	if (fd < 0)
+		return -1;
+	do
+		w = write(fd, s, n);
+	while (w < 0 && errno == EINTR);
+	int saved = w < 0 ? errno : EIO;
+	if (w >= 0 && (size_t)w == n) {
+		if (read_whole(fd, buf, len) < 0)
+			buf[0] = 0;
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
 /* whole: the file is one record (a value, or the lines of one keyed
  * file): the kernel hands all of it to the first read that has room, so a
  * short read is its end. Files listing many records (cgroup.procs) can
@@ -85,6 +122,11 @@ static int number_or_max(const char *s, uint64_t *v)
 	return 0;
 }
 
+int cg_parse_u64(const char *s, uint64_t *v)
+{
+	return number_or_max(s, v);
+}
+
 int cg_read_u64(int dirfd, const char *file, uint64_t *v)
 {
 	char buf[64];
@@ -96,9 +138,14 @@ int cg_read_u64(int dirfd, const char *file, uint64_t *v)
 int cg_read_key(int dirfd, const char *file, const char *key, uint64_t *v)
 {
 	char buf[4096];
-	size_t kn = strlen(key);
 	if (read_file(dirfd, file, buf, sizeof buf, 1) < 0)
 		return -1;
+	return cg_parse_key(buf, key, v);
+}
+
+int cg_parse_key(char *buf, const char *key, uint64_t *v)
+{
+	size_t kn = strlen(key);
 	for (char *l = buf; *l;) {
 		char *e = strchrnul(l, '\n');
 		char save = *e;

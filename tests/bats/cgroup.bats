@@ -92,6 +92,24 @@ with_no_cgroups() {
 	[ "$(bytes)" = "1 1 0 9" ]
 }
 
+@test "v1, root: a parent with oom_kill_disable 1 does not pass it on: the box's own reads 0 (kern writes it), the OOM kill happens, byte1 1" {
+	require_caps
+	require_v1
+	[ "$(id -u)" = 0 ] || skip "needs root: it changes the parent kern places root's boxes under"
+	box -- true
+	par=$(find /sys/fs/cgroup/memory -maxdepth 2 -type d -name kern | head -1)
+	[ -n "$par" ] && [ -w "$par/memory.oom_control" ] || skip "no kern parent with a writable memory.oom_control"
+	# A new memory cgroup inherits its parent's flag; any box started
+	# meanwhile by another test is fixed the same way.
+	echo 1 >"$par/memory.oom_control"
+	# Were it still set, the hog would wait at the cap until the deadline.
+	run --separate-stderr box --memory 32m --timeout 20 -- /h/cg-hog mem 200
+	echo 0 >"$par/memory.oom_control"
+	assert_status 137
+	[[ $stderr == *"OOM killer against this box's own memory cap"* ]]
+	[ "$(bytes)" = "1 1 1 9" ]
+}
+
 @test "CG-2: 200 MiB under --memory 32m with a sleeping child: 137, byte2 1, the OOM sentence, no survivor [rootless]" {
 	require_caps
 	run --separate-stderr box --memory 32m -- sh -c "/h/cg-hog sleep $N & /h/cg-hog mem 200; wait"

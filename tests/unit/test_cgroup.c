@@ -4,6 +4,7 @@
  * decisions on a directory tree standing in for cgroupfs, read-back
  * verification, the orphan sweep. The real kernel is exercised by
  * tests/bats/cgroup.bats. */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -440,6 +441,17 @@ TEST(cgroup_keyed_files)
 	CHECK(cg_read_u64(fd, "pids.max", &v) == 0 && v == CG_UNLIMITED);
 	CHECK(cg_read_u64(fd, "memory.limit_in_bytes", &v) == 0 && v == CG_UNLIMITED);
 	CHECK(cg_word_in("cpu io memory", "memory") && !cg_word_in("cpuset", "cpu"));
+	/* A write and its read-back through one descriptor; a refused open
+	 * leaves the buffer alone. */
+	char back[64] = "untouched";
+	put("pids.max", "");
+	CHECK(cg_write_read(fd, "pids.max", "50", back, sizeof back) == 0 && strcmp(back, "50") == 0);
+	CHECK(cg_parse_u64(back, &v) == 0 && v == 50);
+	strcpy(back, "untouched");
+	CHECK(cg_write_read(fd, "no-such-file", "1", back, sizeof back) < 0 && errno == ENOENT);
+	CHECK(strcmp(back, "untouched") == 0);
+	char text[] = "oom_kill_disable 1\nunder_oom 0\n";
+	CHECK(cg_parse_key(text, "oom_kill_disable", &v) == 0 && v == 1);
 	close(fd);
 	drop_tree();
 }
