@@ -340,7 +340,6 @@ static void lock_drop(const char *runtime, const char *name, int fd)
 int records_claim(const char *runtime, const struct box_record *rec)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
-	struct box_record old;
 	int lfd, rc = 1;
 
 	lfd = lock_name(runtime, rec->name);
@@ -349,20 +348,17 @@ int records_claim(const char *runtime, const struct box_record *rec)
 		return EXIT_SETUP;
 	}
 	record_path(path, sizeof path, runtime, rec->name);
-	int live = 0;
-	if (records_load(runtime, rec->name, &old) == 0) {
-		live = record_live(&old);
-		record_free(&old);
-	}
+	int here = records_live_at(runtime, rec->name);
 	/* A box recorded in another runtime directory (an older kern's
 	 * /tmp/kern-<uid>) holds the name as well. */
-	if (live || records_live_elsewhere(runtime, rec->name)) {
+	if (here == 1 || records_live_elsewhere(runtime, rec->name)) {
 		fatal("box", "a box named '%s' is already running", rec->name);
 		hint("pick another name, or stop it with `kern stop %s`", rec->name);
 		goto out;
 	}
 	/* A dead, malformed or half-written leftover: only a dead writer leaves one. */
-	unlink(path);
+	if (here == 0)
+		unlink(path);
 	if (write_record(runtime, rec, tmp, sizeof tmp) < 0) {
 		setup_failed_errno("write %s", tmp);
 		rc = EXIT_SETUP;
@@ -394,10 +390,20 @@ out:
  * (a record in another order, or not ours) is loaded whole and compared,
  * as every caller did before (a whole records_load() parses every line,
  * the environment's too, on each update and at teardown). */
+/* The whole record's answer, out of line for the same reason as live_in(). */
+static __attribute__((noinline)) int names_sup(const char *runtime, const struct box_record *rec)
+{
+	struct box_record cur;
+	if (records_load(runtime, rec->name, &cur) < 0)
+		return 0;
+	int ours = cur.sup_pid == rec->sup_pid && cur.sup_start == rec->sup_start;
+	record_free(&cur);
+	return ours;
+}
+
 static int still_ours(const char *runtime, const struct box_record *rec)
 {
 	char path[PATH_MAX], head[256], want[sizeof head];
-	struct box_record cur;
 	record_path(path, sizeof path, runtime, rec->name);
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -408,11 +414,7 @@ static int still_ours(const char *runtime, const struct box_record *rec)
 	close(fd);
 	if (n > 0 && (size_t)n < sizeof want && got >= n && memcmp(head, want, (size_t)n) == 0)
 		return 1;
-	if (records_load(runtime, rec->name, &cur) < 0)
-		return 0;
-	int ours = cur.sup_pid == rec->sup_pid && cur.sup_start == rec->sup_start;
-	record_free(&cur);
-	return ours;
+	return names_sup(runtime, rec);
 }
 
 int records_update(const char *runtime, const struct box_record *rec)
@@ -510,21 +512,28 @@ static void parse_nsfds(const char *v, struct box_record *rec)
 	memcpy(rec->nsfd, fds, sizeof fds);
 }
 
-int records_load(const char *runtime, const char *name, struct box_record *rec)
+/* instances/<name>, opened for reading; -1 with errno (ENOENT: none). */
+static int record_open(const char *runtime, const char *name)
 {
-	char path[PATH_MAX], *line = NULL;
+	char path[PATH_MAX];
+	if (!box_name_valid(name)) {
+		errno = EINVAL;
+		return -1;
+	}
+	record_path(path, sizeof path, runtime, name);
+	return open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* Parse the record open on fd (which it closes) into rec, zeroed first. */
+static int record_read(int fd, const char *name, struct box_record *rec)
+{
+	char *line = NULL;
 	size_t cap = 0, total = 0, nenv = 0;
 	ssize_t n;
-	int fd, ok = 0;
+	int ok = 0;
 	FILE *f;
 
 	memset(rec, 0, sizeof *rec);
-	if (!box_name_valid(name))
-		return -1;
-	record_path(path, sizeof path, runtime, name);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
 	f = fdopen(fd, "r");
 	if (!f) {
 		close(fd);
@@ -614,6 +623,37 @@ bad:
 	fclose(f);
 	record_free(rec);
 	return -1;
+}
+
+int records_load(const char *runtime, const char *name, struct box_record *rec)
+{
+	int fd = record_open(runtime, name);
+	if (fd < 0) {
+		memset(rec, 0, sizeof *rec);
+		return -1;
+	}
+	return record_read(fd, name, rec);
+}
+
+/* Out of line: its 15 KiB record lies on a stack frame of its own, which
+ * the common case (no record file) never reaches (each page of stack
+ * first reached is a page fault). */
+static __attribute__((noinline)) int live_in(int fd, const char *name)
+{
+	struct box_record rec;
+	if (record_read(fd, name, &rec) < 0)
+		return 0;
+	int live = record_live(&rec);
+	record_free(&rec);
+	return live;
+}
+
+int records_live_at(const char *runtime, const char *name)
+{
+	int fd = record_open(runtime, name);
+	if (fd < 0)
+		return errno == ENOENT ? -1 : 0;
+	return live_in(fd, name);
 }
 
 void record_free(struct box_record *rec)

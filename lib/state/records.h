@@ -82,6 +82,9 @@ int records_update(const char *runtime, const struct box_record *rec);
 void records_remove(const char *runtime, const struct box_record *rec);
 /* Load instances/<name>. Returns 0, or -1 when absent or malformed. */
 int records_load(const char *runtime, const char *name, struct box_record *rec);
+/* 1 when instances/<name> names a live box, 0 when the file is dead,
+ * malformed or unreadable, -1 when there is none. */
+int records_live_at(const char *runtime, const char *name);
 void record_free(struct box_record *rec);
 int record_live(const struct box_record *rec);
 /* 1 when the record names the supervisor's namespace descriptors. */

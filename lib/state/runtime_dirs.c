@@ -40,16 +40,11 @@ struct find_ctx {
 static int holds_live(const char *dir, void *p)
 {
 	struct find_ctx *f = p;
-	struct box_record rec;
 	struct stat st;
 	if (f->skip.st_ino && stat(dir, &st) == 0 && st.st_dev == f->skip.st_dev &&
 	    st.st_ino == f->skip.st_ino)
 		return 0;
-	if (records_load(dir, f->name, &rec) < 0)
-		return 0;
-	int live = record_live(&rec);
-	record_free(&rec);
-	if (!live || strlen(dir) >= f->len)
+	if (records_live_at(dir, f->name) != 1 || strlen(dir) >= f->len)
 		return 0;
 	strcpy(f->out, dir);
 	return 1;

@@ -107,3 +107,37 @@ TEST(records_larger_than_a_page_are_written_whole)
 	record_free(&back);
 	rmtree(rt);
 }
+
+static int put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	int ok = fputs(text, f) >= 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+TEST(records_live_at_tells_none_dead_malformed_and_live_apart)
+{
+	char *rt = runtime_dir(), path[256];
+	struct box_record rec;
+	CHECK(rt != NULL);
+	if (!rt)
+		return;
+	CHECK(records_live_at(rt, "nobody") == -1);
+	fill(&rec, "mine");
+	CHECK(records_claim(rt, &rec) == 0);
+	CHECK(records_live_at(rt, "mine") == 1);
+	/* A second claim of a live name is refused; a dead one's is taken over. */
+	CHECK(records_claim(rt, &rec) != 0);
+	snprintf(path, sizeof path, "%s/instances/dead", rt);
+	CHECK(put_file(path, "name\tdead\nsupervisor\t2147483646\nstart\t1\n") == 0);
+	CHECK(records_live_at(rt, "dead") == 0);
+	fill(&rec, "dead");
+	CHECK(records_claim(rt, &rec) == 0 && records_live_at(rt, "dead") == 1);
+	snprintf(path, sizeof path, "%s/instances/junk", rt);
+	CHECK(put_file(path, "no tab here\n") == 0);
+	CHECK(records_live_at(rt, "junk") == 0);
+	CHECK(records_live_at(rt, "../x") == 0);
+	rmtree(rt);
+}
