@@ -384,13 +384,9 @@ out:
 	return rc;
 }
 
-/* Whether the record of rec->name names rec's supervisor. Its head is
- * read first: write_record() puts name, supervisor and start there, so the
- * records this kern wrote answer from one open/read/close; anything else
- * (a record in another order, or not ours) is loaded whole and compared,
- * as every caller did before (a whole records_load() parses every line,
- * the environment's too, on each update and at teardown). */
-/* The whole record's answer, out of line for the same reason as live_in(). */
+/* still_ours() from the whole record, out of line: its 15 KiB record lies
+ * on a stack frame of its own, which the usual answer never reaches (each
+ * page of stack first reached is a page fault). */
 static __attribute__((noinline)) int names_sup(const char *runtime, const struct box_record *rec)
 {
 	struct box_record cur;
@@ -401,6 +397,12 @@ static __attribute__((noinline)) int names_sup(const char *runtime, const struct
 	return ours;
 }
 
+/* Whether the record of rec->name names rec's supervisor. Its head is
+ * read first: write_record() puts name, supervisor and start there, so the
+ * records this kern wrote answer from one open/read/close; anything else
+ * (a record in another order, or not ours) is loaded whole and compared,
+ * as every caller did before (a whole records_load() parses every line,
+ * the environment's too, on each update and at teardown). */
 static int still_ours(const char *runtime, const struct box_record *rec)
 {
 	char path[PATH_MAX], head[256], want[sizeof head];
@@ -635,9 +637,8 @@ int records_load(const char *runtime, const char *name, struct box_record *rec)
 	return record_read(fd, name, rec);
 }
 
-/* Out of line: its 15 KiB record lies on a stack frame of its own, which
- * the common case (no record file) never reaches (each page of stack
- * first reached is a page fault). */
+/* Out of line for the same reason as names_sup(): the usual case, no
+ * record file, never reaches its frame. */
 static __attribute__((noinline)) int live_in(int fd, const char *name)
 {
 	struct box_record rec;
@@ -652,7 +653,7 @@ int records_live_at(const char *runtime, const char *name)
 {
 	int fd = record_open(runtime, name);
 	if (fd < 0)
-		return errno == ENOENT ? -1 : 0;
+		return errno == ENOENT || errno == EINVAL ? -1 : 0;
 	return live_in(fd, name);
 }
 

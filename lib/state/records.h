@@ -83,7 +83,8 @@ void records_remove(const char *runtime, const struct box_record *rec);
 /* Load instances/<name>. Returns 0, or -1 when absent or malformed. */
 int records_load(const char *runtime, const char *name, struct box_record *rec);
 /* 1 when instances/<name> names a live box, 0 when the file is dead,
- * malformed or unreadable, -1 when there is none. */
+ * malformed or unreadable, -1 when there is none (or name is no box
+ * name). */
 int records_live_at(const char *runtime, const char *name);
 void record_free(struct box_record *rec);
 int record_live(const struct box_record *rec);

@@ -138,6 +138,6 @@ TEST(records_live_at_tells_none_dead_malformed_and_live_apart)
 	snprintf(path, sizeof path, "%s/instances/junk", rt);
 	CHECK(put_file(path, "no tab here\n") == 0);
 	CHECK(records_live_at(rt, "junk") == 0);
-	CHECK(records_live_at(rt, "../x") == 0);
+	CHECK(records_live_at(rt, "../x") == -1);
 	rmtree(rt);
 }
