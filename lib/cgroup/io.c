@@ -7,27 +7,33 @@
 #include "base/parse.h"
 #include "cgroup/io.h"
 
-int cg_write(int dirfd, const char *file, const char *s)
+/* The whole of s in one write(2) (the kernel parses each write on its
+ * own). Returns 0, or -1 with errno (EIO when it took less). */
+static int put_value(int fd, const char *s)
 {
-	int fd = openat(dirfd, file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	size_t n = strlen(s);
 	ssize_t w;
-	if (fd < 0)
-		return -1;
 	do
 		w = write(fd, s, n);
 	while (w < 0 && errno == EINTR);
-	int saved = errno;
-	close(fd);
-	if (w < 0) {
-		errno = saved;
+	if (w < 0)
 		return -1;
-	}
 	if ((size_t)w != n) {
 		errno = EIO;
 		return -1;
 	}
 	return 0;
+}
+
+int cg_write(int dirfd, const char *file, const char *s)
+{
+	int fd = openat(dirfd, file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int r = put_value(fd, s), saved = errno;
+	close(fd);
+	errno = saved;
+	return r;
 }
 
 /* One read of a single-record file from offset 0, trailing newlines cut. */
@@ -48,23 +54,14 @@ static long read_whole(int fd, char *buf, size_t len)
 int cg_write_read(int dirfd, const char *file, const char *s, char *buf, size_t len)
 {
 	int fd = openat(dirfd, file, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-	size_t n = strlen(s);
-	ssize_t w;
 	if (fd < 0)
 		return -1;
-	do
-		w = write(fd, s, n);
-	while (w < 0 && errno == EINTR);
-	int saved = w < 0 ? errno : EIO;
-	if (w >= 0 && (size_t)w == n) {
-		if (read_whole(fd, buf, len) < 0)
-			buf[0] = 0;
-		close(fd);
-		return 0;
-	}
+	int r = put_value(fd, s), saved = errno;
+	if (r == 0 && read_whole(fd, buf, len) < 0)
+		buf[0] = 0;
 	close(fd);
 	errno = saved;
-	return -1;
+	return r;
 }
 
 /* whole: the file is one record (a value, or the lines of one keyed
