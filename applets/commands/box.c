@@ -1126,7 +1126,7 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 	static struct launch l;
 	static struct box_record rec;
 	premap(&l, sizeof l);
-	premap(&rec, sizeof rec);
+	premap_dense(&rec, sizeof rec);
 	l.a = a;
 	l.alive_fd = alive_fd;
 	l.started_fd = started_fd;

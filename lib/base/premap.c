@@ -50,13 +50,17 @@ int premap_pays(void)
 	return pays = fastest >= SLOW_FAULT_NS;
 }
 
-void premap(void *p, size_t len)
+void premap_dense(void *p, size_t len)
 {
-	if (!premap_pays())
-		return;
 	char *start = p, *end = start + len;
 	start -= (uintptr_t)start & 4095;
 	(void)madvise(start, (size_t)(end - start), MADV_POPULATE_WRITE);
+}
+
+void premap(void *p, size_t len)
+{
+	if (premap_pays())
+		premap_dense(p, len);
 }
 
 void premap_stack(void)

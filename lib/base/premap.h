@@ -14,8 +14,8 @@
 #include <stddef.h>
 
 /* 1 when a first touch of a fresh page takes 5 µs or more here: the
- * fastest of three, timed once per process on pages of its own (mapped
- * and unmapped for it, about 10 µs), so that a start preempted in a
+ * fastest of three, timed once per process on three zero-fill pages of
+ * its own static data (about 10 µs), so that a start preempted in a
  * burst does not take the wait for a slow fault (one timing alone did,
  * for half of a burst of 200); a child forked after the first call
  * inherits the answer.
@@ -26,6 +26,12 @@ int premap_pays(void);
 /* The pages of [p, p + len) writable: a large static struct of which a
  * start touches a page here and there. */
 void premap(void *p, size_t len);
+
+/* The same whatever premap_pays() says, for a struct a start writes
+ * nearly every page of (the cgroup layout's paths, a box record): one
+ * call costs less than the faults it saves on any machine, where a page
+ * first read and then written even faults twice. */
+void premap_dense(void *p, size_t len);
 
 /* The STACK_PREMAP bytes below the first caller's frame, writable: kern
  * box calls it as it starts, and the supervisor again once PID 1 has its
