@@ -42,10 +42,6 @@ static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 #define PID1_STACK (1 << 20)
 #define PID1_STACK_MAPPED (32 << 10)
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
 /* The workload is init's only child: its host pid, for SigCgt. */
 static pid_t workload_pid(pid_t pid1)
 {
@@ -205,9 +201,8 @@ static int pid1_start(void *arg)
 {
 	struct pid1_start *p = arg;
 	struct supervisor *s = p->s;
-	if (p->stack && premap_pays())
-		(void)madvise(p->stack + PID1_STACK - PID1_STACK_MAPPED, PID1_STACK_MAPPED,
-			      MADV_POPULATE_WRITE);
+	if (p->stack)
+		premap(p->stack + PID1_STACK - PID1_STACK_MAPPED, PID1_STACK_MAPPED);
 	close(p->status_r);
 	close(p->report_r);
 	diag_status_fd = p->status_w;

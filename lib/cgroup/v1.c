@@ -49,8 +49,7 @@ static void oom_kill_enable(struct cg_box *cg, struct cg_hier *h)
 {
 	char text[512];
 	uint64_t off;
-	if (cg_read(h->fd, "memory.oom_control", text, sizeof text) >= 0 &&
-	    cg_parse_key(text, "oom_kill_disable", &off) == 0 && off == 0) {
+	if (cg_read_key(h->fd, "memory.oom_control", "oom_kill_disable", &off) == 0 && off == 0) {
 		cg->back.oom = 1;
 		cg->back.oom_disabled = 0;
 		return;
