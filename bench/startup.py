@@ -12,6 +12,11 @@ back, the kernel's RCU and cgroup state stays warm between starts).
 --burst N starts N copies of the command at once and times until the last
 has ended (wall time, as 200 agents calling at once meet it); {i} in a
 command becomes the copy's number, for names that must differ.
+Beside the wall time each start's CPU time is printed: user plus system
+time of the command and of every process it waited for (wait4's rusage;
+in a burst, the burst's total over N). Two CPUs run a burst, so there the
+CPU a start takes decides the wall time; work the kernel defers to its own
+threads (a namespace's teardown) is not in it.
 The order of the commands turns by one every round, so that each follows
 each other equally often. Each command is started with posix_spawn and
 reaped with waitpid, so the
@@ -54,6 +59,7 @@ def main():
         cmds[name] = (words, env)
         i += 1
     times = {k: [] for k in cmds}
+    cpu = {k: [] for k in cmds}
     devnull = os.open(os.devnull, os.O_RDWR)
     names = list(cmds)
     for r in range(rounds + 2):
@@ -70,20 +76,23 @@ def main():
             pids = [os.posix_spawnp(a[0], a, env,
                                     file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)])
                     for a in copies]
-            sts = [os.waitpid(pid, 0)[1] for pid in pids]
+            reaped = [os.wait4(pid, 0) for pid in pids]
             dt = (time.perf_counter_ns() - t) / 1e6
-            for st in sts:
+            used = sum(ru.ru_utime + ru.ru_stime for _, _, ru in reaped)
+            for _, st, _ in reaped:
                 if os.waitstatus_to_exitcode(st) != 0:
                     sys.exit(f"{name} failed (status {st}): {' '.join(argv)}")
             if r >= 2:  # two warm-up rounds
                 times[name].append(dt)
+                cpu[name].append(used * 1000 / burst)
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"{'command':12s} {'median ms':>10s} {'p10':>8s} {'p90':>8s}")
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+    print(f"{'command':12s} {'median ms':>10s} {'p10':>8s} {'p90':>8s} {'cpu ms':>8s}")
     for k, v in times.items():
         q = statistics.quantiles(v, n=10)
-        print(f"{k:12s} {med[k]:10.2f} {q[0]:8.2f} {q[-1]:8.2f}")
+        print(f"{k:12s} {med[k]:10.2f} {q[0]:8.2f} {q[-1]:8.2f} {med_cpu[k]:8.3f}")
     for a, b in ratios:
-        print(f"ratio {a}/{b} = {med[a] / med[b]:.2f}")
+        print(f"ratio {a}/{b} = {med[a] / med[b]:.2f} (cpu {med_cpu[a] / med_cpu[b]:.2f})")
     for a, b in diffs:
         print(f"{a} - {b} = {med[a] - med[b]:+.2f} ms")
 
