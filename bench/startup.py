@@ -16,8 +16,8 @@ Beside the wall time each start's CPU time is printed: user plus system
 time of the command and of every process it waited for (wait4's rusage;
 in a burst, the burst's total over N).
 --settle waits, before each start, until the machine is quiet (under a
-tenth of its CPUs busy for 100 ms, at most 10 s), and after it until it is
-quiet again, and prints a third figure, the machine's busy CPU time over
+tenth of its CPUs busy for 100 ms, at most 10 s or $STARTUP_SETTLE_MAX
+seconds), and after it until it is quiet again, and prints a third figure, the machine's busy CPU time over
 that whole window (from /proc/stat, per copy): with it, the work the
 kernel defers to its own threads (a network namespace's teardown, an
 unmounted tree's) counts for the command that left it, and no command
@@ -48,12 +48,17 @@ def busy_ms():
 
 def wait_quiet():
     """Until the machine's CPUs were under 10% busy for 100 ms (10 s at most)."""
-    end = time.monotonic() + 10
+    end = time.monotonic() + float(os.environ.get("STARTUP_SETTLE_MAX", "10"))
     while time.monotonic() < end:
         b = busy_ms()
         time.sleep(0.1)
         if busy_ms() - b < 0.1 * 100 * NCPU:
             return
+
+
+def ratio(a, b):
+    """a/b to two places; /proc/stat's ticks can read 0 for a short command."""
+    return f"{a / b:.2f}" if b else "n/a"
 
 
 def parse(args):
@@ -129,12 +134,12 @@ def main():
     extra = f" {'machine ms':>10s}" if settle else ""
     print(f"{'command':12s} {'median ms':>10s} {'p10':>8s} {'p90':>8s} {'cpu ms':>8s}{extra}")
     for k, v in times.items():
-        q = statistics.quantiles(v, n=10)
+        q = statistics.quantiles(v, n=10) if len(v) > 1 else v
         extra = f" {med_m[k]:10.3f}" if settle else ""
         print(f"{k:12s} {med[k]:10.2f} {q[0]:8.2f} {q[-1]:8.2f} {med_cpu[k]:8.3f}{extra}")
     for a, b in ratios:
-        extra = f", machine {med_m[a] / med_m[b]:.2f}" if settle else ""
-        print(f"ratio {a}/{b} = {med[a] / med[b]:.2f} (cpu {med_cpu[a] / med_cpu[b]:.2f}{extra})")
+        extra = f", machine {ratio(med_m[a], med_m[b])}" if settle else ""
+        print(f"ratio {a}/{b} = {ratio(med[a], med[b])} (cpu {ratio(med_cpu[a], med_cpu[b])}{extra})")
     for a, b in diffs:
         print(f"{a} - {b} = {med[a] - med[b]:+.2f} ms")
 
