@@ -17,11 +17,12 @@ time of the command and of every process it waited for (wait4's rusage;
 in a burst, the burst's total over N).
 --settle waits, before each start, until the machine is quiet (under a
 tenth of its CPUs busy for 100 ms, at most 10 s or $STARTUP_SETTLE_MAX
-seconds), and after it until it is quiet again, and prints a third figure, the machine's busy CPU time over
-that whole window (from /proc/stat, per copy): with it, the work the
-kernel defers to its own threads (a network namespace's teardown, an
-unmounted tree's) counts for the command that left it, and no command
-starts into the teardown of the one before. Without it, a burst of 200
+seconds), and after it until it is quiet again, and prints a third
+figure, the machine's busy CPU time over that whole window (from
+/proc/stat, per copy): with it, the work the kernel defers to its own
+threads (a network namespace's teardown, an unmounted tree's) counts for
+the command that left it, and no command starts into the teardown of the
+one before. Without it, a burst of 200
 meets the previous burst's leftovers and is charged for them.
 The order of the commands turns by one every round, so that each follows
 each other equally often. Each command is started with posix_spawn and
