@@ -48,7 +48,8 @@ def busy_ms():
 
 
 def wait_quiet():
-    """Until the machine's CPUs were under 10% busy for 100 ms (10 s at most)."""
+    """Until the machine's CPUs were under 10% busy for 100 ms (at most 10 s
+    or $STARTUP_SETTLE_MAX seconds)."""
     end = time.monotonic() + float(os.environ.get("STARTUP_SETTLE_MAX", "10"))
     while time.monotonic() < end:
         b = busy_ms()
@@ -110,8 +111,8 @@ def main():
                 time.sleep(pause)
             if settle:
                 wait_quiet()
+                b = busy_ms()
             copies = [[w.replace("{i}", str(n)) for w in argv] for n in range(burst)]
-            b = busy_ms()
             t = time.perf_counter_ns()
             pids = [os.posix_spawnp(a[0], a, env,
                                     file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)])
@@ -120,7 +121,8 @@ def main():
             dt = (time.perf_counter_ns() - t) / 1e6
             if settle:
                 wait_quiet()
-            m = busy_ms() - b
+                if r >= 2:
+                    machine[name].append((busy_ms() - b) / burst)
             used = sum(ru.ru_utime + ru.ru_stime for _, _, ru in reaped)
             for _, st, _ in reaped:
                 if os.waitstatus_to_exitcode(st) != 0:
@@ -128,10 +130,9 @@ def main():
             if r >= 2:  # two warm-up rounds
                 times[name].append(dt)
                 cpu[name].append(used * 1000 / burst)
-                machine[name].append(m / burst)
     med = {k: statistics.median(v) for k, v in times.items()}
     med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
-    med_m = {k: statistics.median(v) for k, v in machine.items()}
+    med_m = {k: statistics.median(v) for k, v in machine.items() if v}
     extra = f" {'machine ms':>10s}" if settle else ""
     print(f"{'command':12s} {'median ms':>10s} {'p10':>8s} {'p90':>8s} {'cpu ms':>8s}{extra}")
     for k, v in times.items():

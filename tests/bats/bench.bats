@@ -29,7 +29,7 @@ at_most() { awk -v v="$1" -v m="$2" 'BEGIN { exit !(v + 0 <= m) }'; }
 	# The spinner is sh's child: wait4's rusage reaches it through sh.
 	at_least "$(cpu_of spin)" 50
 	at_most "$(cpu_of idle)" 20
-	# Both took about 60 ms of wall time.
+	# Each ratio line carries the CPU ratio as well.
 	[[ "$output" == *"ratio spin/idle = "*"(cpu "* ]]
 }
 
