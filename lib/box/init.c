@@ -163,11 +163,13 @@ static void wait_at_gate(int fd)
 	struct sigaction sa = {.sa_handler = gate_signal};
 	char byte;
 	ssize_t n;
+	/* The handlers first: the supervisor passes on a stop signal only
+	 * once it has read the 'F' (supervise.c). */
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+		sigaction(init_forwarded[i], &sa, NULL);
 	status_forked();
 	close(diag_status_fd);
 	diag_status_fd = -1;
-	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
-		sigaction(init_forwarded[i], &sa, NULL);
 	while ((n = read(fd, &byte, 1)) < 0 && errno == EINTR)
 		;
 	close(fd);

@@ -109,6 +109,7 @@ struct run_state {
 	int have_report;
 	int deadline_stage;
 	int signals;
+	int held_signal;	/* for the workload, come before PID 1 could take it */
 	int forced_code;
 	int oom;
 	int pty_master;		/* -t: the box's pty, from PID 1; -1 until then */
@@ -168,6 +169,24 @@ static void read_status(int *fd, struct run_state *r)
 	close(*fd);
 	*fd = -1;
 	r->status_code = status_parse(r->status, r->status_len, r->text, sizeof r->text);
+}
+
+/* PID 1 of a pid namespace never hears a signal it has no handler for:
+ * the kernel drops it. init blocks the signals it forwards just before it
+ * writes 'F' (init.c); one meant for the workload that comes earlier (a
+ * caller's SIGTERM, the deadline's) waits here until then, or the caller
+ * would wait for a box that never heard it. */
+static int pid1_takes_signals(const struct run_state *r)
+{
+	return r->status_len > 0 && r->status[0] == 'F';
+}
+
+static void signal_workload(pid_t pid1, struct run_state *r, int sig)
+{
+	if (pid1_takes_signals(r))
+		kill(pid1, sig);
+	else if (!r->held_signal)
+		r->held_signal = sig;
 }
 
 static void tell_launcher(struct supervisor *s, struct run_state *r)
@@ -370,15 +389,19 @@ static int abort_start(struct supervisor *s, pid_t pid1, int code)
 	return code;
 }
 
+static void say_stopped_before_start(int sig)
+{
+	const char *name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGQUIT";
+	setup_failed("stopped by %s before the box started", name);
+}
+
 /* prepare gave up (SUPERVISE_STOPPED): a stop signal ends the start as a
  * second one ends a running box (128 + its number), the deadline as a
  * PID 1 killed in setup (125); either is said, the box never ran. */
 static int stopped_code(const struct supervisor *s)
 {
 	if (s->stopped > 0) {
-		const char *name = s->stopped == SIGTERM ? "SIGTERM" : s->stopped == SIGINT ? "SIGINT" :
-				   s->stopped == SIGHUP ? "SIGHUP" : "SIGQUIT";
-		setup_failed("stopped by %s before the box started", name);
+		say_stopped_before_start(s->stopped);
 		return 128 + s->stopped;
 	}
 	setup_failed("the --timeout deadline (%llu s) passed before the box started", s->timeout);
@@ -532,6 +555,10 @@ int supervise(struct supervisor *s)
 			}
 			if (status_fd < 0)
 				tell_launcher(s, &r);
+			if (r.held_signal && pid1_takes_signals(&r)) {
+				kill(pid1, r.held_signal);
+				r.held_signal = 0;
+			}
 		}
 		tty_relay_pump(&tr, p + 6);
 		if (p[3].revents & POLLIN) {
@@ -545,7 +572,7 @@ int supervise(struct supervisor *s)
 				 * (SI_KERNEL) reached only kern, and is passed on like
 				 * any other, once. */
 				if (++r.signals == 1) {
-					kill(pid1, (int)si.ssi_signo);
+					signal_workload(pid1, &r, (int)si.ssi_signo);
 				} else {
 					r.forced_code = 128 + (int)si.ssi_signo;
 					kill_box(s, pid1);
@@ -562,7 +589,7 @@ int supervise(struct supervisor *s)
 				 * number): a workload stopped from inside the box
 				 * wakes to the SIGTERM instead of waiting for the
 				 * SIGKILL. */
-				kill(pid1, SIGTERM);
+				signal_workload(pid1, &r, SIGTERM);
 				kill(pid1, SIGCONT);
 				pid_t w = workload_pid(pid1);
 				arm(tfd, w > 0 && catches(w, SIGTERM) ? 2000 : 200);
@@ -624,7 +651,9 @@ int supervise(struct supervisor *s)
 		}
 	} else {
 		started = 0;
-		if (WIFSIGNALED(st))
+		if (r.forced_code)
+			say_stopped_before_start(r.forced_code - 128);
+		else if (WIFSIGNALED(st))
 			setup_failed("PID 1 was killed by signal %d during setup", WTERMSIG(st));
 		else
 			setup_failed("PID 1 exited with status %d during setup", WEXITSTATUS(st));
