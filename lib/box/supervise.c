@@ -653,6 +653,8 @@ int supervise(struct supervisor *s)
 		started = 0;
 		if (r.forced_code)
 			say_stopped_before_start(r.forced_code - 128);
+		else if (r.deadline_stage)
+			setup_failed("the --timeout deadline (%llu s) passed before the box started", s->timeout);
 		else if (WIFSIGNALED(st))
 			setup_failed("PID 1 was killed by signal %d during setup", WTERMSIG(st));
 		else

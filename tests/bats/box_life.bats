@@ -132,8 +132,10 @@ child.kill()'
 # box; as root it may still be preparing, which ends the start instead):
 # either way the box ends with 143 and never waits for a signal it lost.
 pause_after_pivot() {
+	local name=$1
+	shift
 	go=$BATS_TEST_TMPDIR/go err=$BATS_TEST_TMPDIR/err
-	KERN_TEST_PAUSE=pid1-after-pivot KERN_TEST_RESUME=$go "$KERN_T" box "$1" --image host \
+	KERN_TEST_PAUSE=pid1-after-pivot KERN_TEST_RESUME=$go "$KERN_T" box "$name" --image host "$@" \
 		-v "$BATS_TEST_TMPDIR:$BATS_TEST_TMPDIR" -- sleep 30 2>"$err" &
 	kpid=$!
 	wait_for "$err" "paused at pid1-after-pivot" 10
@@ -172,6 +174,18 @@ ended_within() {
 	[ "$rc" -eq 143 ] || { echo "rc $rc"; cat "$err"; false; }
 	grep -qx "kern: sandbox setup failed: stopped by SIGTERM before the box started" "$err" || { cat "$err"; false; }
 	no_leftovers dl6twice
+}
+
+@test "DL-1: a --timeout that passes while PID 1 builds the root ends the start with 125, and says so [rootless]" {
+	[ -x "$KERN_T" ] || { echo "no test build at $KERN_T"; return 1; }
+	pause_after_pivot dl1early --timeout 1
+	# The deadline's SIGKILL stage comes 0.2 s after its SIGTERM; PID 1 is
+	# still held here.
+	ended_within 5
+	rc=0; wait $kpid || rc=$?
+	[ "$rc" -eq 125 ] || { echo "rc $rc"; cat "$err"; false; }
+	grep -qx "kern: sandbox setup failed: the --timeout deadline (1 s) passed before the box started" "$err" || { cat "$err"; false; }
+	no_leftovers dl1early
 }
 
 @test "stdin stays a live pipe for the box's life [rootless]" {
