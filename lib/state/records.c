@@ -384,17 +384,14 @@ out:
 	return rc;
 }
 
-/* still_ours() from the whole record, out of line: its 15 KiB record lies
- * on a stack frame of its own, which the usual answer never reaches (each
- * page of stack first reached is a page fault). */
-static __attribute__((noinline)) int names_sup(const char *runtime, const struct box_record *rec)
+static int record_open(const char *runtime, const char *name);
+static int record_read_is(int fd, const char *name, const struct box_record *sup);
+
+/* still_ours() from the whole record. */
+static int names_sup(const char *runtime, const struct box_record *rec)
 {
-	struct box_record cur;
-	if (records_load(runtime, rec->name, &cur) < 0)
-		return 0;
-	int ours = cur.sup_pid == rec->sup_pid && cur.sup_start == rec->sup_start;
-	record_free(&cur);
-	return ours;
+	int fd = record_open(runtime, rec->name);
+	return fd >= 0 && record_read_is(fd, rec->name, rec);
 }
 
 /* Whether the record of rec->name names rec's supervisor. Its head is
@@ -637,16 +634,19 @@ int records_load(const char *runtime, const char *name, struct box_record *rec)
 	return record_read(fd, name, rec);
 }
 
-/* Out of line for the same reason as names_sup(): the usual case, no
- * record file, never reaches its frame. */
-static __attribute__((noinline)) int live_in(int fd, const char *name)
+/* Whether the record of name read from fd (which it closes) names sup's
+ * supervisor, or with sup NULL whether its box is live. Out of line: the
+ * 15 KiB record lies on a stack frame of its own, which the usual answers
+ * (no record file; a head that matches, still_ours()) never reach, and each
+ * page of stack first reached is a page fault. */
+static __attribute__((noinline)) int record_read_is(int fd, const char *name, const struct box_record *sup)
 {
-	struct box_record rec;
-	if (record_read(fd, name, &rec) < 0)
+	struct box_record cur;
+	if (record_read(fd, name, &cur) < 0)
 		return 0;
-	int live = record_live(&rec);
-	record_free(&rec);
-	return live;
+	int is = sup ? cur.sup_pid == sup->sup_pid && cur.sup_start == sup->sup_start : record_live(&cur);
+	record_free(&cur);
+	return is;
 }
 
 int records_live_at(const char *runtime, const char *name)
@@ -654,7 +654,7 @@ int records_live_at(const char *runtime, const char *name)
 	int fd = record_open(runtime, name);
 	if (fd < 0)
 		return errno == ENOENT || errno == EINVAL ? -1 : 0;
-	return live_in(fd, name);
+	return record_read_is(fd, name, NULL);
 }
 
 void record_free(struct box_record *rec)
