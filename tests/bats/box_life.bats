@@ -215,7 +215,10 @@ for line in sys.stdin:
 # The caller runs this as `kill_at_phase P || ...`, which turns errexit off
 # inside it: every check returns 1 itself.
 kill_at_phase() {
-	local phase=$1 name=kill-$1 o=$BATS_TEST_TMPDIR/o err=$BATS_TEST_TMPDIR/err cmd
+	# The name is this run's alone: make check runs this file as another
+	# user and in the no-userns pass at the same time, and the cgroup
+	# check below looks through every hierarchy by name.
+	local phase=$1 name=kill-$1-$$ o=$BATS_TEST_TMPDIR/o err=$BATS_TEST_TMPDIR/err cmd
 	before=$(cut -d' ' -f5 /proc/self/mountinfo | sort)
 	# A duration no other run uses, so the check below sees only this box.
 	dur=300.$$$RANDOM
