@@ -150,16 +150,24 @@ ended_within() {
 	echo "still running $1 s later: the signal was lost"; kill -KILL "$kpid"; return 1
 }
 
+# The paused box ends within 5 s with CODE and is gone; with LINE, kern
+# said `kern: sandbox setup failed: LINE`.
+box_ended() {
+	local code=$1 name=$2 line=${3:-}
+	ended_within 5 || return 1
+	rc=0; wait $kpid || rc=$?
+	[ "$rc" -eq "$code" ] || { echo "rc $rc"; cat "$err"; return 1; }
+	[ -z "$line" ] || grep -qx "kern: sandbox setup failed: $line" "$err" || { cat "$err"; return 1; }
+	no_leftovers "$name"
+}
+
 @test "DL-6: a SIGTERM that comes while PID 1 builds the root still reaches the workload [rootless]" {
 	[ -x "$KERN_T" ] || { echo "no test build at $KERN_T"; return 1; }
 	pause_after_pivot dl6early
 	kill -TERM $kpid
 	sleep 0.2
 	touch "$go"
-	ended_within 5
-	rc=0; wait $kpid || rc=$?
-	[ "$rc" -eq 143 ] || { echo "rc $rc"; cat "$err"; false; }
-	no_leftovers dl6early
+	box_ended 143 dl6early
 }
 
 @test "DL-6: a second SIGTERM before the workload started ends the start, and says so [rootless]" {
@@ -169,11 +177,7 @@ ended_within() {
 	sleep 0.2
 	# As root the first one may have ended the start already.
 	kill -TERM $kpid 2>/dev/null || true
-	ended_within 5
-	rc=0; wait $kpid || rc=$?
-	[ "$rc" -eq 143 ] || { echo "rc $rc"; cat "$err"; false; }
-	grep -qx "kern: sandbox setup failed: stopped by SIGTERM before the box started" "$err" || { cat "$err"; false; }
-	no_leftovers dl6twice
+	box_ended 143 dl6twice "stopped by SIGTERM before the box started"
 }
 
 @test "DL-1: a --timeout that passes while PID 1 builds the root ends the start with 125, and says so [rootless]" {
@@ -181,11 +185,7 @@ ended_within() {
 	pause_after_pivot dl1early --timeout 1
 	# The deadline's SIGKILL stage comes 0.2 s after its SIGTERM; PID 1 is
 	# still held here.
-	ended_within 5
-	rc=0; wait $kpid || rc=$?
-	[ "$rc" -eq 125 ] || { echo "rc $rc"; cat "$err"; false; }
-	grep -qx "kern: sandbox setup failed: the --timeout deadline (1 s) passed before the box started" "$err" || { cat "$err"; false; }
-	no_leftovers dl1early
+	box_ended 125 dl1early "the --timeout deadline (1 s) passed before the box started"
 }
 
 @test "stdin stays a live pipe for the box's life [rootless]" {
