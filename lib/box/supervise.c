@@ -512,6 +512,7 @@ int supervise(struct supervisor *s)
 	oomfd = cg_oom_fd(s->cg);
 	fcntl(status_p[0], F_SETFL, O_NONBLOCK);
 
+	test_phase("supervise");
 	/* 15 */
 	int status_fd = status_p[0], report_open = 1;
 	for (;;) {
@@ -618,10 +619,12 @@ int supervise(struct supervisor *s)
 	}
 	close(report_p[0]);
 	/* The box's last output, then the caller's terminal as it was, before
-	 * kern says anything more on it. */
+	 * kern says anything more on it. A pty that came only with PID 1's
+	 * last messages (the loop reads one a turn and ends at PID 1's exit)
+	 * still holds all the box wrote. */
 	tty_relay_end(&tr);
 	if (r.pty_master >= 0)
-		close(r.pty_master);
+		tty_relay_drain(&tr, r.pty_master);
 	if (pidfd >= 0)
 		close(pidfd);
 	if (sigfd >= 0)

@@ -99,6 +99,21 @@ void tty_relay_pump(struct tty_relay *r, const struct pollfd p[2])
 	}
 }
 
+void tty_relay_drain(struct tty_relay *r, int master)
+{
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+	/* Non-blocking: with every slave closed a read ends in EIO once the
+	 * pty's buffer is flushed, and nothing may hold the teardown. */
+	fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+	sigaction(SIGPIPE, &ign, &old);
+	r->master = master;
+	while (copy_out(r))
+		;
+	r->master = -1;
+	close(master);
+	sigaction(SIGPIPE, &old, NULL);
+}
+
 void tty_relay_resize(struct tty_relay *r)
 {
 	struct winsize ws;

@@ -38,5 +38,9 @@ void tty_relay_resize(struct tty_relay *r);
 /* The box is gone: copy out what its pty still holds, restore fd 0's
  * modes, close the master. Safe to call when not relaying. */
 void tty_relay_end(struct tty_relay *r);
+/* The box ended before the relay began (its pty came among PID 1's last
+ * messages): copy out what the pty holds and close it; fd 0's modes were
+ * never changed. */
+void tty_relay_drain(struct tty_relay *r, int master);
 
 #endif

@@ -185,6 +185,20 @@ echo \"rc \$? ms \$(( (\$(date +%s%N) - s) / 1000000 ))\"; kill %1"
 	[ "${lines[0]}" = "fd full mqueue null random shm stderr stdin stdout urandom zero not a tty" ]
 }
 
+@test "-t: what a quick box wrote reaches the terminal even when its pty came to kern with PID 1's last messages [rootless]" {
+	[ -x "$KERN_T" ] || { echo "no test build at $KERN_T"; return 1; }
+	# The supervisor waits before its loop until the workload has written
+	# and made the file, by when PID 1 has ended too: the loop then meets
+	# PID 1's exit with the pty still unread (as under load, once, in make
+	# check).
+	run "$H/on-pty" -- env KERN_QUIET=1 KERN_TEST_PAUSE=supervise KERN_TEST_RESUME="$T/go" \
+		"$KERN_T" box tty8 -q -t --image host -v "$T:$T" -- sh -c "echo from-the-box; touch '$T/go'"
+	echo "$output"
+	grep -q "paused at supervise" <<<"$output"
+	grep -q "^from-the-box" <<<"$output"
+	[ "${lines[-1]}" = "[exit 0] [modes same]" ]
+}
+
 @test "-t: --plan prints --tty for kern-wait, kern-fs and kern-seccomp, and the chain behaves the same [rootless]" {
 	"$KERN" box tty7 -q -t --image host --plan -- sh -c 'tty; stty size' >"$T/chain"
 	[ "$(grep -c -- '--tty' "$T/chain")" -eq 3 ]
