@@ -191,8 +191,11 @@ echo \"rc \$? ms \$(( (\$(date +%s%N) - s) / 1000000 ))\"; kill %1"
 	# and made the file, by when PID 1 has ended too: the loop then meets
 	# PID 1's exit with the pty still unread (as under load, once, in make
 	# check).
-	run "$H/on-pty" -- env KERN_QUIET=1 KERN_TEST_PAUSE=supervise KERN_TEST_RESUME="$T/go" \
-		"$KERN_T" box tty8 -q -t --image host -v "$T:$T" -- sh -c "echo from-the-box; touch '$T/go'"
+	# (A directory any workload may write in: without a user namespace it
+	# runs as uid 65534.)
+	install -d -m 0777 "$T/gate"
+	run "$H/on-pty" -- env KERN_QUIET=1 KERN_TEST_PAUSE=supervise KERN_TEST_RESUME="$T/gate/go" \
+		"$KERN_T" box tty8 -q -t --image host -v "$T/gate:$T/gate" -- sh -c "echo from-the-box; touch '$T/gate/go'"
 	echo "$output"
 	grep -q "paused at supervise" <<<"$output"
 	grep -q "^from-the-box" <<<"$output"
