@@ -125,12 +125,13 @@ child.kill()'
 	no_leftovers dl6b
 }
 
-# PID 1 of a pid namespace never hears a signal it has no handler for: a
-# stop signal that comes while PID 1 still builds the root waits in the
-# supervisor until PID 1 can pass it on. The hook holds PID 1 past its
-# pivot_root (the supervisor is in its main loop by then in a rootless
-# box; as root it may still be preparing, which ends the start instead):
-# either way the box ends with 143 and never waits for a signal it lost.
+# The start's window: PID 1 of a pid namespace never hears a signal it has
+# no handler for, so a stop signal (or the deadline's) that comes while
+# PID 1 still builds the root waits in the supervisor until PID 1 can pass
+# it on. The hook holds PID 1 past its pivot_root (the supervisor is in its
+# main loop by then in a rootless box; as root it may still be preparing,
+# which ends the start instead): either way the box ends, never waiting for
+# a signal it lost.
 pause_after_pivot() {
 	local name=$1
 	shift
