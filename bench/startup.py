@@ -111,7 +111,7 @@ def main():
                 time.sleep(pause)
             if settle:
                 wait_quiet()
-                b = busy_ms()
+                busy_before = busy_ms()
             copies = [[w.replace("{i}", str(n)) for w in argv] for n in range(burst)]
             t = time.perf_counter_ns()
             pids = [os.posix_spawnp(a[0], a, env,
@@ -121,8 +121,7 @@ def main():
             dt = (time.perf_counter_ns() - t) / 1e6
             if settle:
                 wait_quiet()
-                if r >= 2:
-                    machine[name].append((busy_ms() - b) / burst)
+                busy = busy_ms() - busy_before
             used = sum(ru.ru_utime + ru.ru_stime for _, _, ru in reaped)
             for _, st, _ in reaped:
                 if os.waitstatus_to_exitcode(st) != 0:
@@ -130,6 +129,8 @@ def main():
             if r >= 2:  # two warm-up rounds
                 times[name].append(dt)
                 cpu[name].append(used * 1000 / burst)
+                if settle:
+                    machine[name].append(busy / burst)
     med = {k: statistics.median(v) for k, v in times.items()}
     med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     med_m = {k: statistics.median(v) for k, v in machine.items() if v}

@@ -391,8 +391,7 @@ static int abort_start(struct supervisor *s, pid_t pid1, int code)
 
 static void say_stopped_before_start(int sig)
 {
-	const char *name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGQUIT";
-	setup_failed("stopped by %s before the box started", name);
+	setup_failed("stopped by SIG%s before the box started", sigabbrev_np(sig));
 }
 
 /* prepare gave up (SUPERVISE_STOPPED): a stop signal ends the start as a

@@ -18,17 +18,25 @@ void tty_relay_init(struct tty_relay *r)
 	r->master = -1;
 }
 
+/* The master, non-blocking (with every slave closed a read ends in EIO
+ * once the pty's buffer is flushed, and nothing may hold the supervisor),
+ * and SIGPIPE ignored until tty_relay_end(): a closed stdout must not kill
+ * us with the caller's terminal raw. */
+static void take_master(struct tty_relay *r, int master)
+{
+	struct sigaction ign = {.sa_handler = SIG_IGN};
+	r->master = master;
+	fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+	sigaction(SIGPIPE, &ign, &r->old_pipe);
+}
+
 void tty_relay_begin(struct tty_relay *r, int master)
 {
 	struct termios raw;
-	struct sigaction ign = {.sa_handler = SIG_IGN};
 	r->buf = malloc(RELAY_BUF);
-	r->master = master;
 	/* Without a buffer the box's output is still relayed, not the keys. */
 	r->in_open = r->buf != NULL;
-	fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
-	/* A closed stdout must not kill us with the caller's terminal raw. */
-	sigaction(SIGPIPE, &ign, &r->old_pipe);
+	take_master(r, master);
 	if (tcgetattr(r->in, &r->saved) == 0) {
 		/* Every key goes to the box as typed: the box's own pty echoes,
 		 * edits lines and turns ^C, ^Z into signals for the box. */
@@ -101,17 +109,8 @@ void tty_relay_pump(struct tty_relay *r, const struct pollfd p[2])
 
 void tty_relay_drain(struct tty_relay *r, int master)
 {
-	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
-	/* Non-blocking: with every slave closed a read ends in EIO once the
-	 * pty's buffer is flushed, and nothing may hold the teardown. */
-	fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
-	sigaction(SIGPIPE, &ign, &old);
-	r->master = master;
-	while (copy_out(r))
-		;
-	r->master = -1;
-	close(master);
-	sigaction(SIGPIPE, &old, NULL);
+	take_master(r, master);
+	tty_relay_end(r);
 }
 
 void tty_relay_resize(struct tty_relay *r)
