@@ -77,12 +77,7 @@ $(B)/bench/seccomp-load: bench/seccomp-load.c $(SECCOMP_POLICY) $(GEN_HEADERS)
 	$(CC) -std=c11 -D_GNU_SOURCE -Itools -I$(B)/gen $(WARN) -O2 -o $@ bench/seccomp-load.c tools/seccomp-policy.c -lseccomp
 .PHONY: bench-seccomp
 bench: $(B)/bench/seccomp-load
-# bench/box-startup's floor row: the default box's kernel work, kern's
-# seccomp program included, without kern around it. Static, as kern is:
-# a dynamic loader alone costs more than a millisecond per start here.
-$(B)/bench/isolation-floor: bench/isolation-floor.c $(GEN_HEADERS)
-	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -D_GNU_SOURCE -I$(B)/gen $(WARN) -O2 -static -o $@ bench/isolation-floor.c
-bench: $(B)/bench/isolation-floor
+# bench/box-startup's floor row (bench/isolation-floor.c) is built in
+# mk/static.mk, with the static kern's C library.
 bench-seccomp: $(B)/bench/seccomp-load
 	$(B)/bench/seccomp-load
