@@ -29,7 +29,7 @@ static const char usage[] =
 	"\n"
 	"Stop running boxes: send SIG to the workload, wait up to N seconds for the\n"
 	"box to end, then kill every process in it. The wait is skipped when the\n"
-	"workload does not catch SIG.\n"
+	"workload does not catch SIG (a box still starting gets the whole wait).\n"
 	"\n"
 	"  -s, --stop-signal SIG  TERM (default), INT, HUP, USR1, ... or a number\n"
 	"  -t, --stop-timeout N   grace in whole seconds (default 10; 0 kills at once)\n"
@@ -129,7 +129,10 @@ static int stop_one(const char *name, int sig, long grace_ms)
 		/* Otherwise PID 1 is gone already and the supervisor is
 		 * tearing down: nothing left to signal. */
 	} else {
-		int caught = bp.work > 0 && proc_catches(bp.work, sig);
+		/* No workload yet (the box is still starting): init holds a
+		 * signal it forwards until the workload runs, which may catch
+		 * it, so the grace is the workload's whole. */
+		int caught = bp.work > 0 ? proc_catches(bp.work, sig) : forwarded_by_init(sig);
 		if (forwarded_by_init(sig))
 			pidfd_signal(bp.pid1_fd, sig);
 		else

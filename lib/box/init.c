@@ -10,6 +10,7 @@
 #include "base/diag.h"
 #include "base/fdutil.h"
 #include "base/proctitle.h"
+#include "base/testhook.h"
 #include "box/boxns.h"
 #include "box/init.h"
 #include "box/pty.h"
@@ -17,6 +18,15 @@
 #include "lockdown/lockdown.h"
 
 const int init_forwarded[6] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+static sigset_t caller_mask;
+static int caller_mask_set;
+
+void init_caller_mask(const sigset_t *mask)
+{
+	caller_mask = *mask;
+	caller_mask_set = 1;
+}
 
 /* The workload is spawned, not forked: posix_spawn shares init's memory
  * until the exec (CLONE_VM|CLONE_VFORK), so no page tables are copied,
@@ -161,12 +171,18 @@ static void gate_signal(int sig)
 static void wait_at_gate(int fd)
 {
 	struct sigaction sa = {.sa_handler = gate_signal};
+	sigset_t forwarded;
 	char byte;
 	ssize_t n;
 	/* The handlers first: the supervisor passes on a stop signal only
-	 * once it has read the 'F' (supervise.c). */
-	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+	 * once it has read the 'F' (supervise.c). Then the signals, held
+	 * since PID 1 began, reach them (one already pending among them). */
+	sigemptyset(&forwarded);
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++) {
 		sigaction(init_forwarded[i], &sa, NULL);
+		sigaddset(&forwarded, init_forwarded[i]);
+	}
+	sigprocmask(SIG_UNBLOCK, &forwarded, NULL);
 	status_forked();
 	close(diag_status_fd);
 	diag_status_fd = -1;
@@ -195,6 +211,8 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 		die_setup_errno("prctl(PR_SET_DUMPABLE, 0)");
 	if (report_fd >= 0 && box_ns_send(report_fd) < 0)
 		die_setup_errno("cannot hand the box's namespaces to the supervisor");
+	/* The record has PID 1 now: `kern stop` reaches it from here on. */
+	test_phase("pid1-recorded");
 	if (rc->tty)
 		keep[3] = open_tty(rc, report_fd);
 	/* 29-32: rlimits, AppArmor, capabilities and user, no_new_privs, seccomp. */
@@ -225,9 +243,13 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 			set_cloexec(keep[i], 1);
 	if (rc->gated)
 		wait_at_gate(rc->gate_fd);
-	/* Block before forking so no signal meant for the workload is lost. */
+	/* Block before forking so no signal meant for the workload is lost
+	 * (kern box's PID 1 has held them since its start: one sent during
+	 * setup is pending and is passed on once the workload exists). */
 	init_wait_set(&block);
 	sigprocmask(SIG_BLOCK, &block, &orig);
+	if (caller_mask_set)
+		orig = caller_mask;
 	/* 34 */
 	status_forked();
 	pid_t child = rc->tty ? fork_on_tty(rc->argv, rc->env, &orig, keep[3])

@@ -23,6 +23,7 @@
 #include "base/premap.h"
 #include "base/testhook.h"
 #include "box/boxns.h"
+#include "box/init.h"
 #include "box/nouserns.h"
 #include "box/pty.h"
 #include "box/report.h"
@@ -238,7 +239,13 @@ static int pid1_start(void *arg)
 	 * supervisor stays where the caller put it. */
 	if (setsid() < 0)
 		die_setup_errno("setsid");
-	sigprocmask(SIG_SETMASK, &p->orig, NULL);
+	/* kern box's PID 1 keeps the forwarded signals blocked until init
+	 * runs the workload with the caller's mask (init.h); the applet
+	 * chain's, which hands its mask on through exec, restores it now. */
+	if (s->chain)
+		sigprocmask(SIG_SETMASK, &p->orig, NULL);
+	else
+		init_caller_mask(&p->orig);
 	if (s->started_fd >= 0)
 		close(s->started_fd);
 	if (s->chain) {
@@ -427,7 +434,15 @@ int supervise(struct supervisor *s)
 		sigaddset(&block, stop_signals[i]);
 	if (s->tty)
 		sigaddset(&block, SIGWINCH);
-	sigprocmask(SIG_BLOCK, &block, &orig);
+	/* PID 1 starts with the signals init forwards blocked too (its copy
+	 * of this mask): sent while it builds the root, one waits there for
+	 * init instead of being dropped (init.h). The supervisor itself keeps
+	 * only its own stop signals blocked, after the clone. */
+	sigset_t forwarded, pid1_block, sup_mask;
+	init_signal_set(&forwarded);
+	sigorset(&pid1_block, &block, &forwarded);
+	sigprocmask(SIG_BLOCK, &pid1_block, &orig);
+	sigorset(&sup_mask, &orig, &block);
 	tty_relay_init(&tr);
 
 	/* 12: PID 1 in the box cgroup before anything of the box runs, the
@@ -441,6 +456,7 @@ int supervise(struct supervisor *s)
 				.join = !cg_pending(s->cg)};
 	pid1 = clone_pid1(s->prepare ? s->clone_flags : 0, cg_clone_fd(s->cg), &ps);
 	int fork_errno = errno;
+	sigprocmask(SIG_SETMASK, &sup_mask, NULL);
 	if (!s->prepare) {
 		/* PID 1's setup is the critical path; the bookkeeping below is
 		 * not. A new child often lands on this CPU and would wait until

@@ -132,14 +132,18 @@ child.kill()'
 # main loop by then in a rootless box; as root it may still be preparing,
 # which ends the start instead): either way the box ends, never waiting for
 # a signal it lost.
-pause_after_pivot() {
-	local name=$1
-	shift
+pause_at() {
+	local phase=$1 name=$2
+	shift 2
 	go=$BATS_TEST_TMPDIR/go err=$BATS_TEST_TMPDIR/err
-	KERN_TEST_PAUSE=pid1-after-pivot KERN_TEST_RESUME=$go "$KERN_T" box "$name" --image host "$@" \
+	KERN_TEST_PAUSE=$phase KERN_TEST_RESUME=$go "$KERN_T" box "$name" --image host "$@" \
 		-v "$BATS_TEST_TMPDIR:$BATS_TEST_TMPDIR" -- sleep 30 2>"$err" &
 	kpid=$!
-	wait_for "$err" "paused at pid1-after-pivot" 10
+	wait_for "$err" "paused at $phase" 10
+}
+
+pause_after_pivot() {
+	pause_at pid1-after-pivot "$@"
 }
 
 ended_within() {
@@ -179,6 +183,53 @@ box_ended() {
 	# As root the first one may have ended the start already.
 	kill -TERM $kpid 2>/dev/null || true
 	box_ended 143 dl6twice "stopped by SIGTERM before the box started"
+}
+
+@test "DL-6: kern stop while the box still starts reaches the workload, and waits its grace for it [rootless]" {
+	[ -x "$KERN_T" ] || { echo "no test build at $KERN_T"; return 1; }
+	# Held where the record has PID 1 but init has not run the workload:
+	# kern stop signals PID 1, which keeps the signal for init (a pid
+	# namespace's init would drop it otherwise), and waits for the
+	# workload it may reach instead of killing the box after 0.2 s.
+	pause_at pid1-recorded stopearly
+	s=$(date +%s%N)
+	"$KERN" stop -t 5 stopearly &
+	spid=$!
+	sleep 0.5
+	touch "$go"
+	box_ended 143 stopearly
+	wait $spid
+	[ $(( ($(date +%s%N) - s) / 1000000 )) -lt 4000 ]
+}
+
+# CMD... run with exactly the signals MASK blocked (Python signal names,
+# comma separated; "" for none), as a caller that blocks them would.
+with_mask() {
+	local mask=$1
+	shift
+	/usr/bin/python3 -c '
+import os, signal, sys
+names = [n for n in sys.argv[1].split(",") if n]
+signal.pthread_sigmask(signal.SIG_SETMASK, {getattr(signal, n) for n in names})
+os.execv(sys.argv[2], sys.argv[2:])' "$mask" "$@"
+}
+
+@test "the workload starts with the caller's signal mask, whatever kern blocks meanwhile (with and without -t) [rootless]" {
+	run with_mask "" "$KERN" box mask0 --image host -- grep '^SigBlk:' /proc/self/status
+	[ "$status" -eq 0 ]
+	grep -Eqx 'SigBlk:[[:space:]]+0+' <<<"$output" || { echo "$output"; return 1; }
+	# SIGUSR1 (10) and SIGWINCH (28): bits 9 and 27. USR1 is one init
+	# forwards and keeps blocked while the box starts: the workload still
+	# gets it blocked because the caller had it so, and nothing else.
+	run with_mask SIGUSR1,SIGWINCH "$KERN" box mask1 --image host -- grep '^SigBlk:' /proc/self/status
+	[ "$status" -eq 0 ]
+	grep -Eqx 'SigBlk:[[:space:]]+0*8000200' <<<"$output" || { echo "$output"; return 1; }
+	run "$TREE/tests/helpers/on-pty" -- /usr/bin/python3 -c '
+import os, signal, sys
+signal.pthread_sigmask(signal.SIG_SETMASK, {signal.SIGUSR2})
+os.execv(sys.argv[1], sys.argv[1:])' "$KERN" box mask2 -q -t --image host -- grep '^SigBlk:' /proc/self/status
+	# SIGUSR2 (12): bit 11.
+	grep -Eq 'SigBlk:[[:space:]]+0*800$' <<<"$output" || { echo "$output"; return 1; }
 }
 
 @test "DL-1: a --timeout that passes while PID 1 builds the root ends the start with 125, and says so [rootless]" {
