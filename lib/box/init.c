@@ -176,16 +176,17 @@ static void wait_at_gate(int fd)
 	ssize_t n;
 	/* The handlers first: the supervisor passes on a stop signal only
 	 * once it has read the 'F' (supervise.c). Then the signals, held
-	 * since PID 1 began, reach them (one already pending among them). */
+	 * since PID 1 began, reach them: one already pending ends the box
+	 * now, after the 'F', as one sent at the gate would. */
 	sigemptyset(&forwarded);
 	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++) {
 		sigaction(init_forwarded[i], &sa, NULL);
 		sigaddset(&forwarded, init_forwarded[i]);
 	}
-	sigprocmask(SIG_UNBLOCK, &forwarded, NULL);
 	status_forked();
 	close(diag_status_fd);
 	diag_status_fd = -1;
+	sigprocmask(SIG_UNBLOCK, &forwarded, NULL);
 	while ((n = read(fd, &byte, 1)) < 0 && errno == EINTR)
 		;
 	close(fd);
