@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/fdutil.h"
 
 static int cmp_int(const void *a, const void *b)
@@ -154,8 +155,16 @@ int send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds)
 		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
 	}
 	ssize_t n;
-	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
+	long waited = 0, pause = 1;
+	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno != ETOOMANYREFS || waited >= FDS_INFLIGHT_WAIT_MS)
+			break;
+		sleep_ms(pause);
+		waited += pause;
+		pause = pause < 32 ? pause * 2 : 32;
+	}
 	return n == (ssize_t)len ? 0 : -1;
 }
 

@@ -41,7 +41,14 @@ int peer_closed(int fd);
 #define FDS_MAX 8
 /* One message of len bytes on a UNIX socket, carrying nfds descriptors
  * (SCM_RIGHTS, at most FDS_MAX); EINTR retried, never SIGPIPE. Returns 0
- * once it is sent whole, -1 otherwise. */
+ * once it is sent whole, -1 otherwise. Descriptors in flight (sent, not
+ * yet received) count against the sender's RLIMIT_NOFILE, per user,
+ * unless it has CAP_SYS_RESOURCE in the first user namespace, which a
+ * box's PID 1 never has: when many boxes of one user start at once (200
+ * hand over 7 namespaces each) the kernel refuses with ETOOMANYREFS until
+ * their supervisors have read theirs, moments later. That is waited out,
+ * for up to FDS_INFLIGHT_WAIT_MS, then ETOOMANYREFS is the error. */
+#define FDS_INFLIGHT_WAIT_MS 5000
 int send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds);
 /* One message of up to len bytes; the first max
  * descriptors that came with it go to fds (close-on-exec) and their count

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -210,8 +211,15 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 	 * exec (boxns.h). */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		die_setup_errno("prctl(PR_SET_DUMPABLE, 0)");
-	if (report_fd >= 0 && box_ns_send(report_fd) < 0)
+	if (report_fd >= 0 && box_ns_send(report_fd) < 0) {
+		struct rlimit rl;
+		if (errno == ETOOMANYREFS && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+			die_setup("cannot hand the box's namespaces to the supervisor: sendmsg: this user's "
+				  "descriptors in flight stayed over its open-file limit (ulimit -n %llu) for %d s "
+				  "(too many boxes starting at once for that limit)",
+				  (unsigned long long)rl.rlim_cur, FDS_INFLIGHT_WAIT_MS / 1000);
 		die_setup_errno("cannot hand the box's namespaces to the supervisor");
+	}
 	/* The record has PID 1 now: `kern stop` reaches it from here on. */
 	test_phase("pid1-recorded");
 	if (rc->tty)
