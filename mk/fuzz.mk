@@ -32,10 +32,10 @@ fuzz_src_egress_head      := lib/egress/head.c lib/egress/match.c
 fuzz_src_toml             := lib/base/toml.c
 fuzz_src_seccomp_bpf      := tests/unit/bpf_interp.c
 fuzz_src_cli              := lib/box/mountspec.c lib/base/parse.c lib/base/path.c lib/lockdown/ulimit.c \
-			     lib/box/users.c lib/box/envfile.c lib/base/strv.c lib/base/fdutil.c
+			     lib/box/users.c lib/box/envfile.c lib/base/strv.c lib/base/fdutil.c lib/base/clock.c
 fuzz_src_image_config     := lib/oci/manifest.c lib/base/json.c lib/image/sidecar.c lib/oci/digest.c \
 			     lib/oci/sha256_x86.c lib/base/strv.c lib/box/envfile.c lib/base/fdutil.c \
-			     lib/box/users.c lib/base/path.c lib/base/parse.c
+			     lib/base/clock.c lib/box/users.c lib/base/path.c lib/base/parse.c
 fuzz_src_box_record       := lib/state/records.c lib/state/runtime_dirs.c lib/base/diag.c lib/base/xdg.c \
 			     lib/base/rmtree.c \
 			     lib/base/env.c lib/base/parse.c
