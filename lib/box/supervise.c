@@ -345,6 +345,16 @@ int supervise_wait(struct supervisor *s, int fd)
 				continue;
 			return -1;
 		}
+		/* PID 1's progress first: when its message (or its end) is
+		 * there, a signal or deadline that came with it stays in its
+		 * descriptor for the next wait, or for the main loop, which
+		 * passes it on. Read first, it ended starts that were done: the
+		 * supervisor, slow to run on a busy host, found PID 1's end of
+		 * the idmapped-mount service and a SIGQUIT sent after the
+		 * workload had begun ("stopped by SIGQUIT before the box
+		 * started", 131). */
+		if (p[0].revents)
+			return 0;
 		if (p[1].revents & POLLIN) {
 			/* A window size change means nothing yet: PID 1 has no pty. */
 			struct signalfd_siginfo si;
@@ -358,8 +368,6 @@ int supervise_wait(struct supervisor *s, int fd)
 			errno = ECANCELED;
 			return -1;
 		}
-		if (p[0].revents)
-			return 0;
 	}
 	return 0;
 }
