@@ -516,7 +516,7 @@ static void open_tty(struct exec_run *r)
 	close(dir);
 	char tag = PTY_TAG;
 	if (send_fds(r->pty_w, &tag, 1, &master, 1) < 0)
-		_exit(refuse(r->alive_fd, "-t: cannot hand the pty to kern exec: %s", strerror(errno)));
+		_exit(refuse(r->alive_fd, "-t: cannot hand the pty to kern exec: %s", send_fds_error(errno)));
 	close(master);
 	close(r->pty_w);
 	r->pty_w = -1;

@@ -132,8 +132,9 @@ static int stop_one(const char *name, int sig, long grace_ms)
 		/* No workload yet (the box is still starting): init holds a
 		 * signal it forwards until the workload runs, which may catch
 		 * it, so the grace is the workload's whole. */
-		int caught = bp.work > 0 ? proc_catches(bp.work, sig) : forwarded_by_init(sig);
-		if (forwarded_by_init(sig))
+		int forwarded = forwarded_by_init(sig);
+		int caught = bp.work > 0 ? proc_catches(bp.work, sig) : forwarded;
+		if (forwarded)
 			pidfd_signal(bp.pid1_fd, sig);
 		else
 			pidfd_signal(bp.work_fd, sig);

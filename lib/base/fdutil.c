@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -166,6 +167,20 @@ int send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds)
 		pause = pause < 32 ? pause * 2 : 32;
 	}
 	return n == (ssize_t)len ? 0 : -1;
+}
+
+const char *send_fds_error(int err)
+{
+	static char why[200];
+	struct rlimit rl;
+	if (err == ETOOMANYREFS && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		snprintf(why, sizeof why,
+			 "sendmsg: this user's descriptors in flight stayed over its open-file limit (ulimit -n %llu) "
+			 "for %d s (too many boxes starting at once for that limit)",
+			 (unsigned long long)rl.rlim_cur, FDS_INFLIGHT_WAIT_MS / 1000);
+	else
+		snprintf(why, sizeof why, "sendmsg: %s", strerror(err));
+	return why;
 }
 
 long recv_fds(int sock, void *buf, size_t len, int *fds, int max, int *nfds)

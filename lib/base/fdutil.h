@@ -50,6 +50,10 @@ int peer_closed(int fd);
  * for up to FDS_INFLIGHT_WAIT_MS, then ETOOMANYREFS is the error. */
 #define FDS_INFLIGHT_WAIT_MS 5000
 int send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds);
+/* What a failed send_fds() says after "cannot <do this>: ": the syscall
+ * and errno's text, or for ETOOMANYREFS that limit and why it was hit.
+ * Static buffer. */
+const char *send_fds_error(int err);
 /* One message of up to len bytes; the first max
  * descriptors that came with it go to fds (close-on-exec) and their count
  * to *nfds, the rest are closed. Returns the length, 0 at end of file, -1

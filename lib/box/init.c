@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,7 +100,7 @@ static int open_tty(const struct run_config *rc, int report_fd)
 	close(dir);
 	char tag = PTY_TAG;
 	if (send_fds(report_fd, &tag, 1, &master, 1) < 0)
-		die_setup_errno("-t: cannot hand the pty to the supervisor");
+		die_setup("-t: cannot hand the pty to the supervisor: %s", send_fds_error(errno));
 	close(master);
 	return slave;
 }
@@ -211,15 +210,8 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 	 * exec (boxns.h). */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		die_setup_errno("prctl(PR_SET_DUMPABLE, 0)");
-	if (report_fd >= 0 && box_ns_send(report_fd) < 0) {
-		struct rlimit rl;
-		if (errno == ETOOMANYREFS && getrlimit(RLIMIT_NOFILE, &rl) == 0)
-			die_setup("cannot hand the box's namespaces to the supervisor: sendmsg: this user's "
-				  "descriptors in flight stayed over its open-file limit (ulimit -n %llu) for %d s "
-				  "(too many boxes starting at once for that limit)",
-				  (unsigned long long)rl.rlim_cur, FDS_INFLIGHT_WAIT_MS / 1000);
-		die_setup_errno("cannot hand the box's namespaces to the supervisor");
-	}
+	if (report_fd >= 0 && box_ns_send(report_fd) < 0)
+		die_setup("cannot hand the box's namespaces to the supervisor: %s", send_fds_error(errno));
 	/* The record has PID 1 now: `kern stop` reaches it from here on. */
 	test_phase("pid1-recorded");
 	if (rc->tty)

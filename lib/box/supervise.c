@@ -140,7 +140,7 @@ static int read_report(int fd, struct supervisor *s, struct run_state *r)
 	if (n == 1 && m.tag == PTY_TAG && nfds == 1 && s->tty && s->to_console) {
 		/* The payload is the engine's to read as a name; the fd is what counts. */
 		if (send_fds(s->console_fd, "kern-pty", 8, fds, 1) < 0)
-			warning("--console-socket: sendmsg: %s", strerror(errno));
+			warning("--console-socket: %s", send_fds_error(errno));
 		close(fds[0]);
 		close(s->console_fd);
 		s->to_console = 0;

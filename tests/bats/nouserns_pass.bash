@@ -24,6 +24,7 @@ box_fs.bats	--image host: Debian's matplotlib *	$NP_HOME
 box_fs.bats	--bind-rootfs writes land *	$NP_ROOTFILES
 box_fs.bats	a missing -v source is created 0700 *	$NP_OWNER
 box_life.bats	IO-2: *	$NP_MAPS
+box_life.bats	DL-6: a signal that meets PID 1's end of the idmapped-mount service *	without a user namespace the box root is no subordinate id: the supervisor serves PID 1 no idmapped mounts, so the moment tested does not exist
 box_mounts.bats	OT-3: without the new mount API *	$NP_MAPS
 box_mounts.bats	OT-9: a missing -v source below a symlink *	$NP_OWNER
 box_mounts.bats	OT-9: root creates nothing through a user's *	$NP_USER
