@@ -71,11 +71,14 @@ $(B)/test/obj/%.o: %.c $(GEN_HEADERS)
 $(B)/test/kern: $(TEST_OBJS)
 	$(CC) $(CFLAGS) $(DYN_CFLAGS) $(DYN_LDFLAGS) -o $@ $(TEST_OBJS) $(LIBS)
 
-# build/bin holds kern and kern-<applet> links, for tests and examples.
+# build/bin holds kern and kern-<applet> links, for tests and examples;
+# build/test/bin the same for the test build (an applet chain held at a
+# phase hook).
 links: $(B)/kern
-	@mkdir -p $(B)/bin
+	@mkdir -p $(B)/bin $(B)/test/bin
 	@ln -sf ../kern $(B)/bin/kern
-	@for a in $(APPLETS); do ln -sf ../kern $(B)/bin/kern-$$a; done
+	@ln -sf ../kern $(B)/test/bin/kern
+	@for a in $(APPLETS); do ln -sf ../kern $(B)/bin/kern-$$a; ln -sf ../kern $(B)/test/bin/kern-$$a; done
 
 # C unit tests of lib/: tests/unit/*.c register cases with TEST() and
 # tests/unit/runner.c runs them.

@@ -89,7 +89,8 @@ static int fs_main(int argc, char **argv)
 	if (c.shifted) {
 		/* The supervisor makes no more mounts for this box. */
 		close(c.idm_fd);
-		chain_export(ch.status_fd, ch.report_fd, -1, ch.scratch);
+		chain_export(ch.status_fd, ch.report_fd, -1, ch.has_caller_mask ? &ch.caller_mask : NULL,
+			     ch.scratch);
 	}
 	exec_next(argv + next);
 	step_die_setup_errno(&fs_step_flags, "exec %s", argv[next]);

@@ -68,6 +68,8 @@ static int seccomp_main(int argc, char **argv)
 
 	chain_read(&ch);
 	diag_status_fd = ch.status_fd;
+	if (ch.has_caller_mask)
+		init_caller_mask(&ch.caller_mask);
 	c = seccomp_step_defaults;
 	next = step_args(&seccomp_step_flags, argc, argv, &c) + 1;
 	if (next >= argc)

@@ -17,6 +17,7 @@
 #include "base/rmtree.h"
 #include "base/selfexec.h"
 #include "box/chain.h"
+#include "box/init.h"
 #include "box/ns.h"
 #include "box/pid1sync.h"
 #include "box/supervise.h"
@@ -47,8 +48,9 @@ static const char usage[] =
 	"  --lower DIR             the root's lower directory, recorded so that image\n"
 	"                          garbage collection keeps it while the box runs\n"
 	"\n"
-	"PID 1 finds its status pipe, report socket and scratch directory in\n"
-	"KERN_PID1 (internal plumbing; never passed to the workload).\n"
+	"PID 1 finds its status pipe, report socket, the caller's signal mask and\n"
+	"scratch directory in KERN_PID1 (internal plumbing; never passed to the\n"
+	"workload).\n"
 	"\n"
 	"With KERN_NS_DEFER from kern-ns (root, without --map-host-root) this\n"
 	"process stays in the host's namespaces: it clones PID 1 into new ones,\n"
@@ -81,7 +83,8 @@ static void pid1_exec(void *ctx, int report_fd)
 		idm = w->sync[1];
 		set_cloexec(idm, 0);
 	}
-	chain_export(diag_status_fd, report_fd, idm, scratch);
+	sigset_t caller;
+	chain_export(diag_status_fd, report_fd, idm, init_caller_mask_get(&caller) ? &caller : NULL, scratch);
 	exec_next(w->next);
 	step_die_setup_errno(&wait_step_flags, "exec %s", w->next[0]);
 }

@@ -28,6 +28,13 @@ void init_caller_mask(const sigset_t *mask)
 	caller_mask_set = 1;
 }
 
+int init_caller_mask_get(sigset_t *mask)
+{
+	if (caller_mask_set)
+		*mask = caller_mask;
+	return caller_mask_set;
+}
+
 /* The workload is spawned, not forked: posix_spawn shares init's memory
  * until the exec (CLONE_VM|CLONE_VFORK), so no page tables are copied,
  * which is most of what a fork costs. It starts in a session of its own

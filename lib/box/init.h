@@ -18,13 +18,16 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd) __attrib
 /* The signals init forwards to the workload. */
 extern const int init_forwarded[6];
 
-/* kern box's PID 1 holds the signals init forwards blocked from its first
+/* PID 1 holds the signals init forwards blocked from its first
  * instruction (a pid namespace's init never hears a signal it has no
  * handler for: one sent while it builds the root would be lost), so the
  * mask it has is not the caller's: this is, and init_run() gives it to
- * the workload. Without it (the applet chain's init) the workload gets
- * the mask init was started with. */
+ * the workload. The applet chain's PID 1 keeps them blocked through its
+ * execs and finds the caller's in KERN_PID1 (chain.h). Never set (init
+ * run alone), the workload gets the mask init was started with. */
 void init_caller_mask(const sigset_t *mask);
+/* 1 and the mask into *mask when init_caller_mask() set one. */
+int init_caller_mask_get(sigset_t *mask);
 
 /* set = SIGCHLD plus init_forwarded: what a forwarding parent blocks and
  * waits for. */

@@ -239,13 +239,11 @@ static int pid1_start(void *arg)
 	 * supervisor stays where the caller put it. */
 	if (setsid() < 0)
 		die_setup_errno("setsid");
-	/* kern box's PID 1 keeps the forwarded signals blocked until init
-	 * runs the workload with the caller's mask (init.h); the applet
-	 * chain's, which hands its mask on through exec, restores it now. */
-	if (s->chain)
-		sigprocmask(SIG_SETMASK, &p->orig, NULL);
-	else
-		init_caller_mask(&p->orig);
+	/* PID 1 keeps the forwarded signals blocked until init runs the
+	 * workload with the caller's mask (init.h); the applet chain's holds
+	 * them through its execs and passes the caller's mask on in
+	 * KERN_PID1 (chain.h). */
+	init_caller_mask(&p->orig);
 	if (s->started_fd >= 0)
 		close(s->started_fd);
 	if (s->chain) {

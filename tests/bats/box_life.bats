@@ -241,14 +241,7 @@ box_ended() {
 	[ "$met" = 1 ] || { echo "in 8 starts PID 1 never finished while the supervisor was held"; return 1; }
 }
 
-# python3 -c "$MASK_EXEC" MASK CMD...: CMD run with exactly the signals
-# MASK blocked (Python signal names, comma separated; "" for none), as a
-# caller that blocks them would.
-MASK_EXEC='
-import os, signal, sys
-names = [n for n in sys.argv[1].split(",") if n]
-signal.pthread_sigmask(signal.SIG_SETMASK, {getattr(signal, n) for n in names})
-os.execv(sys.argv[2], sys.argv[2:])'
+# MASK CMD...: CMD run with the signals MASK blocked (MASK_EXEC, helper.bash).
 with_mask() {
 	/usr/bin/python3 -c "$MASK_EXEC" "$@"
 }

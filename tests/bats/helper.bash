@@ -51,6 +51,7 @@ assert_status() {
 }
 
 KERN_T=$TREE/build/test/kern	# the test build: phase hooks compiled in
+KERN_T_BIN=$TREE/build/test/bin	# its kern and kern-<applet> links (an applet chain)
 # The dynamic release build (`make`): tests/run puts the static one in
 # build/kern's place and keeps this one as build/kern-dynamic.
 KERN_DYN=$TREE/build/kern-dynamic
@@ -62,6 +63,7 @@ KERN_DYN=$TREE/build/kern-dynamic
 if [ -n "${KERN_TEST_CHROOT:-}" ]; then
 	KERN=$KERN_TEST_CHROOT_BIN/kern
 	KERN_T=$KERN_TEST_CHROOT_BIN/kern-test
+	KERN_T_BIN=$KERN_TEST_CHROOT_BIN/test-bin
 	KERN_DYN=$KERN_TEST_CHROOT_BIN/kern-dynamic
 	[ -x "$KERN_DYN" ] || KERN_DYN=$KERN
 	PATH=$KERN_TEST_CHROOT_BIN/bin:$PATH
@@ -94,6 +96,15 @@ mkrootfs() {
 outcome() { od -An -tu1 "$1" | tr -s ' ' | sed 's/^ //;s/ $//'; }
 
 # no_leftovers NAME: nothing of box NAME remains: record, scratch, process.
+# python3 -c "$MASK_EXEC" MASK CMD...: CMD run with exactly the signals
+# MASK blocked (Python signal names, comma separated; "" for none), as a
+# caller that blocks them would.
+MASK_EXEC='
+import os, signal, sys
+names = [n for n in sys.argv[1].split(",") if n]
+signal.pthread_sigmask(signal.SIG_SETMASK, {getattr(signal, n) for n in names})
+os.execv(sys.argv[2], sys.argv[2:])'
+
 no_leftovers() {
 	local name=$1 rt
 	rt=$(runtime_dir)
