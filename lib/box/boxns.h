@@ -24,7 +24,9 @@ extern const struct box_ns box_ns[BOX_NS_COUNT];
 #define BOX_NS_TAG 'N'
 
 /* PID 1: the tag with the BOX_NS_COUNT descriptors of /proc/self/ns on
- * sock; sends nothing if one cannot be opened. Returns 0 or -1. */
-int box_ns_send(int sock);
+ * sock; sends nothing if one cannot be opened. Returns 0, or -1 with errno
+ * and *opening the entry of /proc/self/ns that could not be opened ("" for
+ * the directory), NULL when the send failed (send_fds_error()). */
+int box_ns_send(int sock, const char **opening);
 
 #endif

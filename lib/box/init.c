@@ -217,8 +217,13 @@ void init_run(const struct run_config *rc, int report_fd, int alive_fd)
 	 * exec (boxns.h). */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		die_setup_errno("prctl(PR_SET_DUMPABLE, 0)");
-	if (report_fd >= 0 && box_ns_send(report_fd) < 0)
+	const char *opening;
+	if (report_fd >= 0 && box_ns_send(report_fd, &opening) < 0) {
+		if (opening)
+			die_setup_errno("cannot hand the box's namespaces to the supervisor: open /proc/self/ns/%s",
+					opening);
 		die_setup("cannot hand the box's namespaces to the supervisor: %s", send_fds_error(errno));
+	}
 	/* The record has PID 1 now: `kern stop` reaches it from here on. */
 	test_phase("pid1-recorded");
 	if (rc->tty)
