@@ -131,9 +131,14 @@ hint: run \`kern pull 127.0.0.1:9/none:1\` first" ]
 	PATH=$bin:$PATH KERN_TEST_PAUSE=pid1-after-pivot KERN_TEST_RESUME=$go sh -c "$plan" 2>"$err" &
 	kpid=$!
 	wait_for "$err" "paused at pid1-after-pivot" 10
-	# sh execs kern-cg, kern-ns and kern-wait in turn: PID 1 is its child.
-	pid1=$(pgrep -P $kpid)
-	[ "$(wc -w <<<"$pid1")" = 1 ] || { echo "PID 1 not found: '$pid1'"; ps -ef --forest; return 1; }
+	# sh execs kern-cg, kern-ns and kern-wait in turn: PID 1 is the child
+	# that is pid 1 of its own pid namespace (a root box's supervisor may
+	# have a helper child too).
+	local c pid1=
+	for c in $(pgrep -P $kpid); do
+		grep -Eq '^NSpid:[[:space:]]+[0-9]+[[:space:]]+1$' /proc/$c/status && pid1=$c
+	done
+	[ -n "$pid1" ] || { echo "PID 1 not found among $(pgrep -P $kpid | xargs)"; ps -ef --forest; return 1; }
 	# Two execs (kern-seccomp, then init) still to come: the signal must
 	# wait for init's handlers, not be dropped by the kernel.
 	kill -TERM "$pid1"
