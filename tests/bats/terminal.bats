@@ -14,9 +14,12 @@ setup() {
 }
 
 # An interactive bash on a fresh pty, as a user's terminal: it runs the
-# command line typed at 0.5 s, then "exit" at 4 s. Output in $output.
+# command line typed at 0.5 s, then a marker line, and "exit" once the
+# marker is out. The marker comes once the command has ended: whatever it
+# pushed into the terminal's input meanwhile is queued ahead of that exit,
+# so the shell reads (and would run) it first. Output in $output.
 typed_in_bash() {
-	run "$H/on-pty" --at 0.5 "$1\n" --at 4 'exit\n' -- bash --norc -i
+	run "$H/on-pty" --at 0.5 "$1; echo on-pty-\$((6 * 7))\n" --when '^on-pty-42$' 'exit\n' -- bash --norc -i
 }
 
 @test "OT-1: TIOCSTI on the caller's terminal (fd 0, fd 2, untrusted, kern exec) never reaches the caller's shell [rootless]" {
