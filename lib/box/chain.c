@@ -15,28 +15,20 @@ static int valid_fd(long fd)
 	return fd >= 3 && fd <= 0x7fffffff && fcntl((int)fd, F_GETFD) >= 0;
 }
 
-/* "-" or exactly 16 hex digits, then ','. NULL when malformed. */
+/* "-" or exactly 16 lower-case hex digits, then ','. NULL when malformed. */
 static const char *read_mask(const char *v, struct chain_fds *c)
 {
-	if (v[0] == '-' && v[1] == ',')
-		return v + 1;
-	unsigned long long bits = 0;
-	int n = 0;
-	for (; n < 16; n++) {
-		char h = v[n];
-		int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : -1;
-		if (d < 0)
-			return NULL;
-		bits = bits << 4 | (unsigned)d;
-	}
-	if (v[n] != ',')
+	if (v[0] == '-')
+		return v[1] == ',' ? v + 1 : NULL;
+	if (strspn(v, "0123456789abcdef") != 16 || v[16] != ',')
 		return NULL;
+	unsigned long long bits = strtoull(v, NULL, 16);
 	sigemptyset(&c->caller_mask);
 	for (int sig = 1; sig <= MASK_SIGNALS; sig++)
 		if (bits >> (sig - 1) & 1)
 			(void)sigaddset(&c->caller_mask, sig);
 	c->has_caller_mask = 1;
-	return v + n;
+	return v + 16;
 }
 
 void chain_read(struct chain_fds *c)
@@ -58,10 +50,8 @@ void chain_read(struct chain_fds *c)
 	if (*end != ',' || !valid_fd(s) || !valid_fd(r) || (i != -1 && !valid_fd(i)))
 		return;
 	const char *rest = read_mask(end + 1, c);
-	if (!rest) {
-		c->has_caller_mask = 0;
+	if (!rest)
 		return;
-	}
 	c->status_fd = (int)s;
 	c->report_fd = (int)r;
 	c->idm_fd = (int)i;
