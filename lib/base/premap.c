@@ -63,18 +63,50 @@ void premap(void *p, size_t len)
 		premap_dense(p, len);
 }
 
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK 18
+#define MADV_KEEPONFORK 19
+#endif
+
+/* The first premap_stack()'s frame, page aligned: the top for later calls. */
+static char *stack_top;
+/* [stack_top - STACK_PREMAP, stack_unshared_end): the caller's alone over a
+ * clone (premap_stack_unshare); 0 when none was. */
+static char *stack_unshared_end;
+
 void premap_stack(void)
 {
 	if (!premap_pays())
 		return;
-	/* The first call's frame is the top for later ones. */
-	static char *top;
 	char here;
-	if (!top) {
-		top = &here;
-		top -= (uintptr_t)top & 4095;
+	if (!stack_top) {
+		stack_top = &here;
+		stack_top -= (uintptr_t)stack_top & 4095;
 	}
-	/* A range the stack's mapping does not reach fails as a whole and
-	 * changes nothing. */
-	(void)madvise(top - STACK_PREMAP, STACK_PREMAP + 4096, MADV_POPULATE_WRITE);
+	/* Pages kept out of a clone are still mapped and ours: only those
+	 * above them were shared. A range the stack's mapping does not reach
+	 * fails as a whole and changes nothing. */
+	char *lo = stack_unshared_end ? stack_unshared_end : stack_top - STACK_PREMAP;
+	(void)madvise(lo, (size_t)(stack_top + 4096 - lo), MADV_POPULATE_WRITE);
+}
+
+void premap_stack_unshare(const void *frame)
+{
+	if (!premap_pays() || !stack_top)
+		return;
+	char *lo = stack_top - STACK_PREMAP;
+	char *end = (char *)frame - ((uintptr_t)frame & 4095);
+	/* The page of FRAME and those above hold live frames the child may
+	 * read (its arguments): shared. */
+	if (end <= lo || end > stack_top)
+		return;
+	if (madvise(lo, (size_t)(end - lo), MADV_WIPEONFORK) == 0)
+		stack_unshared_end = end;
+}
+
+void premap_stack_share(void)
+{
+	char *lo = stack_top - STACK_PREMAP;
+	if (stack_unshared_end)
+		(void)madvise(lo, (size_t)(stack_unshared_end - lo), MADV_KEEPONFORK);
 }

@@ -41,6 +41,19 @@ void premap_dense(void *p, size_t len);
 #define STACK_PREMAP (64 << 10)
 void premap_stack(void);
 
+/* Around a clone(2) whose child starts on a stack of its own and never
+ * returns into the caller's frames (PID 1): the mapped stack below the
+ * caller's frame stays the caller's alone (MADV_WIPEONFORK: the child's
+ * copy is zero pages it never touches). After a clone every page the two
+ * share is a copy-on-write fault in whichever writes it first (16-26 µs
+ * on a VM, with a flush of the other CPU's TLB); the supervisor's deeper
+ * frames after the clone then cost nothing, and premap_stack() afterwards
+ * maps only the shared pages from FRAME up. premap_stack_share(), right
+ * after the clone, undoes it: a later fork(2), whose child runs on these
+ * very pages, gets them. Nothing unless premap_pays(). */
+void premap_stack_unshare(const void *frame);
+void premap_stack_share(void);
+
 /* Not the code: a fork copies no page table entry of the file's own
  * mappings, so PID 1 faults in the code it runs, but the kernel maps 16
  * neighbouring pages a fault (fault-around): 7 faults a start. Mapping all

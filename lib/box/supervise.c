@@ -298,8 +298,12 @@ static pid_t clone_pid1(int flags, int cgroup_fd, struct pid1_start *p)
 		return -1;
 	}
 	p->stack = base + 4096;
+	/* PID 1 never enters the frames below this one (premap.h). */
+	char frame;
+	premap_stack_unshare(&frame);
 	pid_t pid = clone(pid1_start, p->stack + PID1_STACK, flags | SIGCHLD, p);
 	int e = errno;
+	premap_stack_share();
 	munmap(base, PID1_STACK + 4096);
 	errno = e;
 	return pid;

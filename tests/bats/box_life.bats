@@ -575,7 +575,7 @@ err" ]
 	! grep -E 'kern: (note|warning): .*flood' <<<"$stderr"
 }
 
-@test "pages mapped ahead (premap.h): where they pay, the supervisor's stack and state and PID 1's stack are populated before their first touch, the densely written ones everywhere, and the box runs the same [rootless]" {
+@test "pages mapped ahead (premap.h): where they pay, the supervisor's stack and state and PID 1's stack are populated before their first touch (the supervisor's deeper stack unshared over the clone), the densely written ones everywhere, and the box runs the same [rootless]" {
 	command -v strace >/dev/null || skip "no strace on this host (Debian's strace package)"
 	# The test build's KERN_TEST_PREMAP=1 takes the path of a machine whose
 	# page faults are slow, whatever this one's are. --seccomp-bpf stops
@@ -591,6 +591,13 @@ err" ]
 	n=$(KERN_TEST_PREMAP=1 populated "$KERN_T" box premap --image host -- sh -c 'echo ran')
 	[ "$(cat "$BATS_TEST_TMPDIR/out")" = ran ]
 	[ "$n" -ge 4 ]
+	# Over PID 1's clone the supervisor's stack below the cloning frame is
+	# its own (premap_stack_unshare), and right after it is shared again
+	# for any later fork: the same range both ways.
+	wiped=$(grep -h 'MADV_WIPEONFORK) = 0' "$BATS_TEST_TMPDIR"/trace.* | sed 's/, MADV_.*//')
+	kept=$(grep -h 'MADV_KEEPONFORK) = 0' "$BATS_TEST_TMPDIR"/trace.* | sed 's/, MADV_.*//')
+	[ -n "$wiped" ]
+	[ "$wiped" = "$kept" ]
 	here=$(populated "$KERN_T" box premap2 --image host -- sh -c 'echo ran')
 	[ "$(cat "$BATS_TEST_TMPDIR/out")" = ran ]
 	# premap_dense(): the record (and the cgroup layout where caps are
