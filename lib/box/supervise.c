@@ -31,6 +31,7 @@
 #include "box/ttyrelay.h"
 #include "box/userns_why.h"
 #include "egress/egress.h"
+#include "state/boxproc.h"
 
 const char oom_sentence[] =
 	"kern: the workload was killed by the kernel's OOM killer against this box's own memory "
@@ -51,22 +52,6 @@ static pid_t workload_pid(pid_t pid1)
 	if (read_small_file(path, buf, sizeof buf) < 0)
 		return -1;
 	return (pid_t)strtol(buf, NULL, 10);
-}
-
-/* 1 if pid has a handler for sig (SigCgt in /proc/<pid>/status). */
-static int catches(pid_t pid, int sig)
-{
-	char path[64], line[256];
-	int caught = 0;
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof line, f))
-		if (strncmp(line, "SigCgt:", 7) == 0)
-			caught = (strtoull(line + 7, NULL, 16) >> (sig - 1)) & 1;
-	fclose(f);
-	return caught;
 }
 
 static void arm(int tfd, long long ms)
@@ -618,7 +603,7 @@ int supervise(struct supervisor *s)
 				signal_workload(pid1, &r, SIGTERM);
 				kill(pid1, SIGCONT);
 				pid_t w = workload_pid(pid1);
-				arm(tfd, w > 0 && catches(w, SIGTERM) ? 2000 : 200);
+				arm(tfd, w > 0 && proc_catches(w, SIGTERM) ? 2000 : 200);
 			} else {
 				kill_box(s, pid1);
 			}
