@@ -106,7 +106,7 @@ void premap_stack_unshare(const void *frame)
 
 void premap_stack_share(void)
 {
-	char *lo = stack_top - STACK_PREMAP;
 	if (stack_unshared_end)
-		(void)madvise(lo, (size_t)(stack_unshared_end - lo), MADV_KEEPONFORK);
+		(void)madvise(stack_top - STACK_PREMAP, (size_t)(stack_unshared_end - (stack_top - STACK_PREMAP)),
+			      MADV_KEEPONFORK);
 }

@@ -95,7 +95,6 @@ mkrootfs() {
 # outcome FILE: the bytes kern wrote on KERN_STARTED_FD, as "b0 b1 b2 b3".
 outcome() { od -An -tu1 "$1" | tr -s ' ' | sed 's/^ //;s/ $//'; }
 
-# no_leftovers NAME: nothing of box NAME remains: record, scratch, process.
 # python3 -c "$MASK_EXEC" MASK CMD...: CMD run with exactly the signals
 # MASK blocked (Python signal names, comma separated; "" for none), as a
 # caller that blocks them would.
@@ -105,6 +104,7 @@ names = [n for n in sys.argv[1].split(",") if n]
 signal.pthread_sigmask(signal.SIG_SETMASK, {getattr(signal, n) for n in names})
 os.execv(sys.argv[2], sys.argv[2:])'
 
+# no_leftovers NAME: nothing of box NAME remains: record, scratch, process.
 no_leftovers() {
 	local name=$1 rt
 	rt=$(runtime_dir)
