@@ -151,6 +151,17 @@ $(B)/bench/isolation-floor: bench/isolation-floor.c $$(GEN_HEADERS) mk/static/mu
 		$(WARN) -O2 -static -o $@ bench/isolation-floor.c
 bench: $(B)/bench/isolation-floor
 
+# bench/box-startup's C library rows: nothing but a start and an exit, with
+# the static release build's C library and with the dynamic development
+# build's (bench/libc-start.c).
+$(B)/bench/libc-start-static: bench/libc-start.c | $(SYSINC)/.kern-linked
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) -std=c11 $(WARN) -O2 -static -o $@ bench/libc-start.c
+$(B)/bench/libc-start-dyn: bench/libc-start.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -O2 $(DYN_CFLAGS) $(DYN_LDFLAGS) -o $@ bench/libc-start.c
+bench: $(B)/bench/libc-start-static $(B)/bench/libc-start-dyn
+
 # `make check` tests the static binary (tests/bats/static.bats). Built after
 # `all` (generated headers are made once); when it cannot be built, the
 # stale binary is removed so the static tests fail instead of testing it.
