@@ -154,7 +154,7 @@ bench: $(B)/bench/isolation-floor
 # bench/box-startup's C library rows: nothing but a start and an exit, with
 # the static release build's C library and with the dynamic development
 # build's (bench/libc-start.c).
-$(B)/bench/libc-start-static: bench/libc-start.c | $(SYSINC)/.kern-linked
+$(B)/bench/libc-start-static: bench/libc-start.c
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) -std=c11 $(WARN) -O2 -static -o $@ bench/libc-start.c
 $(B)/bench/libc-start-dyn: bench/libc-start.c
