@@ -947,7 +947,7 @@ static void pid1_main(void *ctx, int report_fd)
 	init_run(&l->run, report_fd, l->alive_fd);
 }
 
-/* 7, late: root's v1 box cgroup, made while PID 1 builds the root (the
+/* 7, late: the v1 box cgroup, made while PID 1 builds the root (the
  * mkdirs and limit writes are a tenth of a start), recorded, and handed to
  * PID 1 to join on its report socket. */
 static int box_cgroup_late(struct supervisor *s)
@@ -1252,10 +1252,10 @@ static int launch(struct box_args *a, int alive_fd, int started_fd)
 			   l.fs.shifted ? &l.nc.ids : NULL, l.scratch, sizeof l.scratch) < 0)
 		goto undo;
 
-	/* 7: kern-cg. The orphan sweep waits until PID 1 runs. Root's v1 box
-	 * cgroup waits too, but for egress (its proxy joins the box cgroup
-	 * before PID 1 exists): it is made while PID 1 builds the root
-	 * (box_cgroup_late). */
+	/* 7: kern-cg. The orphan sweep waits until PID 1 runs. A v1 box
+	 * cgroup waits too, root's or a rootless caller's, but for egress (its
+	 * proxy joins the box cgroup before PID 1 exists): it is made while
+	 * PID 1 builds the root (box_cgroup_late). */
 	st->cg.limits.sweep_later = 1;
 	st->cg.limits.later = !st->egress;
 	if (cg_create(st->cg.name, getpid(), &st->cg.limits, &cg) < 0) {

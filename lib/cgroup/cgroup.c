@@ -313,9 +313,13 @@ int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, s
 		box_free(cg);
 		return -1;
 	}
-	/* Only root's own placement off v2 waits (v2 places PID 1 at its
-	 * clone); even the hierarchies are found when it is made. */
-	if (req->later && cg->uid == 0 && !req->path && !v2_on_top()) {
+	/* kern's own placement off v2 waits (v2 places PID 1 at its clone);
+	 * even the hierarchies are found when it is made. PID 1 joins through
+	 * the supervisor's descriptors, and v1 lets an opener other than root
+	 * move a task only when the task's uid is the opener's: a rootless
+	 * PID 1 is still the caller on the host when it joins (box root maps
+	 * to the caller; --user is taken after the join). */
+	if (req->later && !req->path && !v2_on_top()) {
 		/* PID 1 is cloned without it (it never looks at a pending box):
 		 * the supervisor fills it then without copy-on-write faults. */
 		(void)madvise(cg, sizeof *cg, MADV_DONTFORK);

@@ -25,7 +25,7 @@ struct cg_limits {
 	int no_scope;		/* KERN_NO_SCOPE */
 	int sweep_later;	/* the caller sweeps (cg_sweep_parents) once the box runs */
 	/* The caller makes the box cgroup later, by cg_create_later(), where
-	 * that can wait (root on v1: PID 1 joins it itself, cg_join_by()). */
+	 * that can wait (on v1: PID 1 joins it itself, cg_join_by()). */
 	int later;
 };
 
@@ -38,13 +38,13 @@ struct cg_box;	/* opaque; one box's cgroup(s) in every hierarchy used */
  * hint) when --require-limits cannot be met or an owned hierarchy refuses
  * a limit: the caller ends with EXIT_SETUP. */
 int cg_create(const char *name, pid_t supervisor, const struct cg_limits *req, struct cg_box **out);
-/* With req->later, for root off cgroup v2, cg_create() makes nothing, and
- * then cg_pending() is 1 until cg_create_later() does what cg_create()
- * would have done (same output, same failures; on failure cg is left
- * uncapped for cg_destroy()). `kern box` makes a v1 box cgroup while PID 1
- * builds the root, off the start's critical path. A pending box is not
- * mapped in a child forked or cloned meanwhile (MADV_DONTFORK): PID 1 must
- * not touch it. */
+/* With req->later, off cgroup v2 and without req->path, cg_create()
+ * makes nothing, and then cg_pending() is 1 until cg_create_later() does
+ * what cg_create() would have done (same output, same failures; on
+ * failure cg is left uncapped for cg_destroy()). `kern box` makes a v1
+ * box cgroup while PID 1 builds the root, off the start's critical path.
+ * A pending box is not mapped in a child forked or cloned meanwhile
+ * (MADV_DONTFORK): PID 1 must not touch it. */
 int cg_pending(const struct cg_box *cg);
 int cg_create_later(struct cg_box *cg);
 
