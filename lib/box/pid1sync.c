@@ -29,9 +29,14 @@ void pid1sync_wait(int sock, int shifted, int egress)
 		int stage, fd = egress_listen(&stage), e = errno;
 		char msg[2 + sizeof e] = {fd >= 0 ? 'L' : 'E', (char)stage};
 		memcpy(msg + 2, &e, sizeof e);
-		(void)send_fds(sock, msg, sizeof msg, &fd, fd >= 0);
+		/* Unsent (this user's descriptors in flight over its limit), the
+		 * supervisor would read PID 1's end of setup as its death. */
+		int sent = send_fds(sock, msg, sizeof msg, &fd, fd >= 0);
+		e = errno;
 		if (fd >= 0)
 			close(fd);
+		if (sent < 0)
+			die_setup("cannot hand the egress listener to the supervisor: %s", send_fds_error(e));
 	}
 }
 
@@ -82,9 +87,16 @@ int pid1sync_send_cgroup(int sock, const struct cg_box *cg)
 		setup_failed_errno("cgroup: open %s, for PID 1 to join", failed);
 		return -1;
 	}
-	(void)send_fds(sock, "c", 1, fds, n);
+	/* A rootless supervisor's descriptors in flight count against its
+	 * open-file limit as PID 1's do (send_fds() waits that out a while):
+	 * unsent, PID 1 would wait for them for ever. */
+	int sent = send_fds(sock, "c", 1, fds, n), e = errno;
 	while (n > 0)
 		close(fds[--n]);
+	if (sent < 0) {
+		setup_failed("cannot hand the box cgroup to PID 1: %s", send_fds_error(e));
+		return -1;
+	}
 	return 0;
 }
 
