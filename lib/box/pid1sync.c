@@ -89,11 +89,12 @@ int pid1sync_send_cgroup(int sock, const struct cg_box *cg)
 	}
 	/* A rootless supervisor's descriptors in flight count against its
 	 * open-file limit as PID 1's do (send_fds() waits that out a while):
-	 * unsent, PID 1 would wait for them for ever. */
+	 * unsent, PID 1 would wait for them for ever. A PID 1 that has ended
+	 * meanwhile (a setup failure of its own) says why in its status. */
 	int sent = send_fds(sock, "c", 1, fds, n), e = errno;
 	while (n > 0)
 		close(fds[--n]);
-	if (sent < 0) {
+	if (sent < 0 && !peer_closed(sock)) {
 		setup_failed("cannot hand the box cgroup to PID 1: %s", send_fds_error(e));
 		return -1;
 	}

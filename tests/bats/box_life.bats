@@ -459,6 +459,23 @@ b.close()' "$held" "$1" &
 	no_leftovers inflight2
 }
 
+@test "a setup failure of PID 1's own is the line said, 40 starts at once, while the supervisor hands it the box cgroup [rootless]" {
+	# PID 1 refuses the workdir and ends while the supervisor, beside it,
+	# makes the v1 box cgroup and sends it over: that send's broken pipe
+	# must leave PID 1's reason as the one line (it replaced it in 14 of 40).
+	for i in $(seq 1 40); do
+		"$KERN" box pid1why$i --image host --workdir /proc/self/fd/7 -- true 7</dev/null \
+			2>"$BATS_TEST_TMPDIR/e$i" &
+	done
+	wait || true
+	# (Without a delegated cgroup the caps warning comes first.)
+	for i in $(seq 1 40); do
+		[ "$(grep -v '^kern: warning: memory and pids caps are NOT enforced' "$BATS_TEST_TMPDIR/e$i")" = \
+			"kern: sandbox setup failed: workdir /proc/self/fd/7: Too many levels of symbolic links" ] ||
+			{ echo "box pid1why$i said:"; cat "$BATS_TEST_TMPDIR/e$i"; return 1; }
+	done
+}
+
 @test "CONC-1: 200 concurrent boxes all succeed and leave a consistent registry [rootless]" {
 	pids=()
 	for i in $(seq 1 200); do
