@@ -468,10 +468,11 @@ b.close()' "$held" "$1" &
 			2>"$BATS_TEST_TMPDIR/e$i" &
 	done
 	wait || true
-	# (Without a delegated cgroup the caps warning comes first.)
+	# (Without a delegated cgroup the caps warning comes first; the text
+	# after the path is the C library's, glibc's or musl's, for ELOOP.)
 	for i in $(seq 1 40); do
-		[ "$(grep -v '^kern: warning: memory and pids caps are NOT enforced' "$BATS_TEST_TMPDIR/e$i")" = \
-			"kern: sandbox setup failed: workdir /proc/self/fd/7: Too many levels of symbolic links" ] ||
+		said=$(grep -v '^kern: warning: memory and pids caps are NOT enforced' "$BATS_TEST_TMPDIR/e$i")
+		[[ $said == "kern: sandbox setup failed: workdir /proc/self/fd/7: "* && $said != *$'\n'* ]] ||
 			{ echo "box pid1why$i said:"; cat "$BATS_TEST_TMPDIR/e$i"; return 1; }
 	done
 }
