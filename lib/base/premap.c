@@ -90,14 +90,16 @@ void premap_stack(void)
 	(void)madvise(lo, (size_t)(stack_top + 4096 - lo), MADV_POPULATE_WRITE);
 }
 
-void premap_stack_unshare(const void *frame)
+__attribute__((noinline)) void premap_stack_unshare(void)
 {
 	if (!premap_pays() || !stack_top)
 		return;
+	/* This frame lies below every caller's: its page and those above are
+	 * shared, and one more below for the C library's clone(), called next
+	 * at this same depth, whose frame a libc may have its child read. */
+	char *frame = __builtin_frame_address(0);
 	char *lo = stack_top - STACK_PREMAP;
-	char *end = (char *)frame - ((uintptr_t)frame & 4095);
-	/* The page of FRAME and those above hold live frames the child may
-	 * read (its arguments): shared. */
+	char *end = frame - ((uintptr_t)frame & 4095) - 4096;
 	if (end <= lo || end > stack_top)
 		return;
 	if (madvise(lo, (size_t)(end - lo), MADV_WIPEONFORK) == 0)

@@ -42,16 +42,22 @@ void premap_dense(void *p, size_t len);
 void premap_stack(void);
 
 /* Around a clone(2) whose child starts on a stack of its own and never
- * returns into the caller's frames (PID 1): the mapped stack below the
- * caller's frame stays the caller's alone (MADV_WIPEONFORK: the child's
- * copy is zero pages it never touches). After a clone every page the two
- * share is a copy-on-write fault in whichever writes it first (16-26 µs
- * on a VM, with a flush of the other CPU's TLB); the supervisor's deeper
- * frames after the clone then cost nothing, and premap_stack() afterwards
- * maps only the shared pages from FRAME up. premap_stack_share(), right
- * after the clone, undoes it: a later fork(2), whose child runs on these
- * very pages, gets them. Nothing unless premap_pays(). */
-void premap_stack_unshare(const void *frame);
+ * returns into the caller's frames (PID 1): the mapped stack below this
+ * call's own frame stays the caller's alone (MADV_WIPEONFORK: the child's
+ * copy is zero pages it never touches). Every frame of the callers, and
+ * whatever the child reads in them (its arguments), lies above that line
+ * and is shared, as is one page below it, where the C library's clone()
+ * keeps its frame: the line is drawn by a function of its own, never
+ * inlined, since within one frame the compiler orders locals as it likes
+ * (a local's address taken as the line put a caller's struct below it in
+ * some builds, and the child read zeros). After a clone every page the
+ * two share is a copy-on-write fault in whichever writes it first (16-26
+ * µs on a VM, with a flush of the other CPU's TLB); the supervisor's
+ * deeper frames after the clone then cost nothing, and premap_stack()
+ * afterwards maps only the shared pages. premap_stack_share(), right after
+ * the clone, undoes it: a later fork(2), whose child runs on these very
+ * pages, gets them. Nothing unless premap_pays(). */
+void premap_stack_unshare(void);
 void premap_stack_share(void);
 
 /* Not the code: a fork copies no page table entry of the file's own

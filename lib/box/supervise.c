@@ -284,8 +284,7 @@ static pid_t clone_pid1(int flags, int cgroup_fd, struct pid1_start *p)
 	}
 	p->stack = base + 4096;
 	/* PID 1 never enters the frames below this one (premap.h). */
-	char frame;
-	premap_stack_unshare(&frame);
+	premap_stack_unshare();
 	pid_t pid = clone(pid1_start, p->stack + PID1_STACK, flags | SIGCHLD, p);
 	int e = errno;
 	premap_stack_share();
