@@ -16,6 +16,8 @@ setup() {
 
 teardown() {
 	local left
+	# A runtime directory made for an unprivileged uid (uid_runtime).
+	[ -z "${UID_RT:-}" ] || rm -rf "$UID_RT"
 	left=$(box_dirs)
 	[ -z "$left" ] || { echo "cgroups left behind: $left"; return 1; }
 }
@@ -408,6 +410,16 @@ whiteout-ok" ]
 # ever given caps by this test.
 DELEGATE_UID=64123
 
+# A runtime directory uid $1 can reach (bats' own temporary directories
+# are root's, 0700: kern would pass over an XDG_RUNTIME_DIR there and
+# leave its state in /dev/shm/kern-<uid>), removed in teardown.
+uid_runtime() {
+	if [ -z "${UID_RT:-}" ]; then
+		UID_RT=$(mktemp -d /tmp/kern-uid-rt.XXXXXX)
+		chown "$1" "$UID_RT" && chmod 700 "$UID_RT"
+	fi
+}
+
 @test "v1 delegation: a subtree root chowns to an unprivileged user gives it real caps (OOM, pids)" {
 	require_root
 	require_v1
@@ -421,8 +433,8 @@ DELEGATE_UID=64123
 		mkdir -p "$d" && chown -R $DELEGATE_UID "$d"
 		dirs+=("$d")
 	done
-	rt=$BATS_TEST_TMPDIR/rt
-	mkdir -p "$rt" && chown $DELEGATE_UID "$rt" && chmod 700 "$rt"
+	uid_runtime $DELEGATE_UID
+	rt=$UID_RT
 	chmod 777 "$BATS_TEST_TMPDIR"
 	as_user() {
 		setpriv --reuid $DELEGATE_UID --regid $DELEGATE_UID --clear-groups env -i PATH=/usr/bin:/bin \
@@ -438,13 +450,16 @@ DELEGATE_UID=64123
 	[ "$s1" = 137 ] && [ "$b1" = "1 1 1 9" ]
 	[[ $e1 == *"killed by the kernel's OOM killer"* ]]
 	[ "$s2" = 0 ] && [[ $o2 == *errno=EAGAIN* ]]
+	# Its state went where XDG_RUNTIME_DIR says.
+	[ -d "$rt/kern/instances" ]
 }
 
 # kern as an unprivileged uid (no passwd entry, no delegated cgroup).
 as_uid() {
-	local uid=$1 rt=$BATS_TEST_TMPDIR/rt-$1
+	local uid=$1
 	shift
-	mkdir -p "$rt" && chown "$uid" "$rt" && chmod 700 "$rt"
+	uid_runtime "$uid"
+	local rt=$UID_RT
 	setpriv --reuid "$uid" --regid "$uid" --clear-groups env -i PATH=/usr/bin:/bin \
 		XDG_RUNTIME_DIR="$rt" HOME="$rt" "$@"
 }
