@@ -69,4 +69,6 @@ TEST(premap_stack_unshare_keeps_the_callers_frames_in_the_clone)
 	premap_stack();
 	for (int i = 0; i < 3; i++)
 		CHECK(clone_reading_own_frame() == 0);
+	/* Not for the commands later tests run. */
+	unsetenv("KERN_TEST_PREMAP");
 }
