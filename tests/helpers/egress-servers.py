@@ -30,7 +30,6 @@ import os
 import socket
 import ssl
 import sys
-import tempfile
 import threading
 
 cert, key, logpath, readypath = sys.argv[1:5]
@@ -86,7 +85,10 @@ def web(conn, name, tls_ctx):
     conn.close()
 
 
-docroot = tempfile.mkdtemp(prefix="egress-pyweb-")
+# Beside LOG, in the test's own directory, which goes with the test (a
+# temporary directory of its own was left behind by every run).
+docroot = os.path.join(os.path.dirname(os.path.abspath(logpath)), "pyweb-root")
+os.makedirs(docroot, exist_ok=True)
 with open(os.path.join(docroot, "hello.txt"), "w") as f:
     f.write("hello from http.server\n")
 

@@ -137,8 +137,10 @@ hostile_stop() {
 # Until the layer extractor (lib/layer/unpack.h) is linked in, kern fails every
 # layer closed; tests that need a rootfs skip with that reason.
 probe_extractor() {
-	local out
-	out=$(XDG_CACHE_HOME=$(mktemp -d) kern pull "127.0.0.1:$REG_PORT/$1" 2>&1) || true
+	local out cache
+	cache=$(mktemp -d) || return 1
+	out=$(XDG_CACHE_HOME=$cache kern pull "127.0.0.1:$REG_PORT/$1" 2>&1) || true
+	rm -rf "$cache"
 	case $out in
 	*"layer extraction is not built into this kern"*) echo no ;;
 	*) echo yes ;;

@@ -29,10 +29,16 @@ static int make_root(char *dir, const char *passwd, const char *group)
 	return root;
 }
 
+/* tree_rm_at() takes a name in a directory, not a path: the root's name
+ * in /tmp. */
 static void drop_root(int root, const char *dir)
 {
 	close(root);
-	tree_rm_at(AT_FDCWD, dir);
+	int tmp = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(tmp >= 0 && tree_rm_at(tmp, dir + strlen("/tmp/")) == 0);
+	if (tmp >= 0)
+		close(tmp);
+	CHECK(access(dir, F_OK) < 0);
 }
 
 /* Found by the image_config fuzz target: a passwd line with too few
