@@ -94,9 +94,10 @@ STRIP ?= strip
 # provides it), stack clash protection. _FORTIFY_SOURCE has no effect:
 # musl's headers have no fortified variants. Recursive (=) so flags other
 # fragments append to CFLAGS/CPPFLAGS after this file are seen.
-# musl-gcc is GCC whatever CC is: its warning flags are GCC's (Makefile).
-STATIC_CFLAGS = $(filter-out -O% -g% -Wno-format-truncation,$(CFLAGS)) -Os -ffunction-sections \
-	-fdata-sections -fno-asynchronous-unwind-tables -fstack-clash-protection -Wno-format-truncation
+# musl-gcc is GCC whatever CC is: it takes GCC's -Wno-format-truncation
+# (Makefile) even when CFLAGS were made for Clang.
+STATIC_CFLAGS = $(filter-out -O% -g%,$(CFLAGS)) -Os -ffunction-sections -fdata-sections \
+	-fno-asynchronous-unwind-tables -fstack-clash-protection -Wno-format-truncation
 # KERN_STATIC marks the release build; mk/static/musl_compat.h supplies
 # the two Linux calls Debian's musl lacks. The dependencies' headers come
 # first, matching the archives kern links.

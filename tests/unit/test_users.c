@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/tree.h"
+#include "base/rmtree.h"
 #include "unit.h"
 #include "box/users.h"
 
@@ -29,15 +29,10 @@ static int make_root(char *dir, const char *passwd, const char *group)
 	return root;
 }
 
-/* tree_rm_at() takes a name in a directory, not a path: the root's name
- * in /tmp. */
 static void drop_root(int root, const char *dir)
 {
 	close(root);
-	int tmp = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	CHECK(tmp >= 0 && tree_rm_at(tmp, dir + strlen("/tmp/")) == 0);
-	if (tmp >= 0)
-		close(tmp);
+	CHECK(rmtree(dir) == 0);
 	CHECK(access(dir, F_OK) < 0);
 }
 
