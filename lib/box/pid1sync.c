@@ -6,6 +6,7 @@
 
 #include "base/diag.h"
 #include "base/fdutil.h"
+#include "base/testhook.h"
 #include "box/idmount.h"
 #include "box/ns.h"
 #include "box/pid1sync.h"
@@ -20,6 +21,12 @@ void pid1sync_wait(int sock, int shifted, int egress)
 	/* A supervisor that fails or dies kills PID 1; its word says why. */
 	if (read(sock, &b, 1) != 1 || b != 'm')
 		_exit(EXIT_SETUP);
+	test_phase("pid1-mapped");
+	/* Nothing else of PID 1's comes back before its root is built:
+	 * 'k' lets the supervisor sleep until PID 1 runs (pid1sync.h). A
+	 * send that fails is a supervisor that is gone, which ends PID 1. */
+	if (!shifted && !egress)
+		(void)send(sock, "k", 1, MSG_NOSIGNAL);
 	if (shifted && ns_become_root(&what) < 0)
 		die_setup_errno("%s in the box's user namespace", what);
 	/* The uid change cleared the parent-death signal for a moment. */
@@ -38,6 +45,21 @@ void pid1sync_wait(int sock, int shifted, int egress)
 		if (sent < 0)
 			die_setup("cannot hand the egress listener to the supervisor: %s", send_fds_error(e));
 	}
+}
+
+/* PID 1's 'k': it has run. Until then the supervisor sleeps, so that
+ * a PID 1 that the kernel placed on the supervisor's CPU (most clones
+ * here) runs at once, and the supervisor, woken by it, goes on with its
+ * own work (a v1 box cgroup, the sweep) on the other CPU. -1 when
+ * stopped; 0 also when PID 1 ended first (its status says why). */
+static int await_start(int sock, struct supervisor *s)
+{
+	char b;
+	if (supervise_wait(s, sock) < 0)
+		return -1;
+	ssize_t n = read(sock, &b, 1);
+	(void)n;
+	return 0;
 }
 
 /* 8, second half: PID 1's listener to the proxy. -1 when stopped. */
@@ -65,8 +87,11 @@ int pid1sync_serve(int sock, pid_t pid1, const struct ns_config *nc, int egress,
 	(void)send(sock, "m", 1, MSG_NOSIGNAL);
 	if (egress && hand_egress(sock, egress_ctl, s) < 0)
 		return SUPERVISE_STOPPED;
+	int shifted = ns_shifted(nc);
+	if (!shifted && !egress && await_start(sock, s) < 0)
+		return SUPERVISE_STOPPED;
 	/* A shifted PID 1's host files: idmapped here until it has its root. */
-	int r = ns_shifted(nc) ? idm_serve(sock, pid1, nc, s) : 0;
+	int r = shifted ? idm_serve(sock, pid1, nc, s) : 0;
 	if (r == IDM_IDLE_FAILED)
 		return -1;
 	if (r < 0) {

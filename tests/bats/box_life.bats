@@ -185,6 +185,21 @@ box_ended() {
 	box_ended 143 dl6twice "stopped by SIGTERM before the box started"
 }
 
+@test "DL-6: a SIGTERM while the supervisor waits for PID 1's first word after its id maps ends the start [rootless]" {
+	[ -x "$KERN_T" ] || { echo "no test build at $KERN_T"; return 1; }
+	# PID 1 held right after its id maps arrived: a supervisor whose PID 1
+	# has no idmapped mounts to ask for (rootless, root's --map-host-root)
+	# sleeps until PID 1 answers (pid1sync.h), root's default one serves
+	# those mounts; either wait must hear the signal, or the start hangs.
+	local flags runs=("")
+	[ "$(id -u)" != 0 ] || runs+=(--map-host-root)
+	for flags in "${runs[@]}"; do
+		pause_at pid1-mapped dl6mapped $flags
+		kill -TERM $kpid
+		box_ended 143 dl6mapped "stopped by SIGTERM before the box started" || { echo "flags: '$flags'"; return 1; }
+	done
+}
+
 @test "DL-6: kern stop while the box still starts reaches the workload, and waits its grace for it [rootless]" {
 	[ -x "$KERN_T" ] || { echo "no test build at $KERN_T"; return 1; }
 	# Held where the record has PID 1 but init has not run the workload:
