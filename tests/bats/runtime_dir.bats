@@ -29,6 +29,8 @@ teardown() {
 		sup=$(awk -F'\t' '$1 == "supervisor" { print $2 }' "$legacy/instances/$n" 2>/dev/null)
 		[ -z "$sup" ] || kill -KILL "$sup" 2>/dev/null || true
 	done
+	# The legacy test's runtime directory, when it made it.
+	[ -z "${legacy_made:-}" ] || rm -rf "$legacy"
 	[ -n "${victim:-}" ] || return 0
 	for n in "${started[@]}"; do "${victim[@]}" "$KERN" stop "$n" >/dev/null 2>&1 || true; done
 	rm -rf "/tmp/kern-$U" "/dev/shm/kern-$U" "${d:-/nonexistent}"
@@ -162,6 +164,7 @@ legacy_box() {
 	export HOME=$BATS_TEST_TMPDIR/home
 	mkdir -p "$HOME"
 	legacy=/tmp/kern-$(id -u)
+	[ -e "$legacy" ] || legacy_made=1
 	n1=legacy1-$$ n2=legacy2-$$
 	legacy_box "$n1"
 	run "$KERN" ps -q
