@@ -8,11 +8,12 @@
  * end. A PID 1 that does neither answers 'k', which the supervisor waits
  * for before its own work after the clone: the kernel mostly starts a
  * child on its parent's CPU, where PID 1 would otherwise wait for that
- * work to end (0.3-0.7 ms of a rootless start after idle, measured), and
- * the supervisor, woken by PID 1, is moved to an idle CPU. A v1 box cgroup made after the clone (cg_pending()) goes on PID
- * 1's report socket instead, so it never meets those answers: the
- * supervisor sends 'c' with the descriptors to join it by, and PID 1, its
- * root built, joins before anything of the box runs. */
+ * work to end (up to 1 ms of a rootless start after idle, measured), and
+ * the supervisor, woken by PID 1, is moved to an idle CPU. A v1 box
+ * cgroup made after the clone (cg_pending()) goes on PID 1's report
+ * socket instead, so it never meets those answers: the supervisor sends
+ * 'c' with the descriptors to join it by, and PID 1, its root built,
+ * joins before anything of the box runs. */
 #ifndef KERN_PID1SYNC_H
 #define KERN_PID1SYNC_H
 
