@@ -19,13 +19,12 @@ void pid1sync_wait(int sock, int shifted, int egress)
 	const char *what;
 	char b;
 	/* A supervisor that fails or dies kills PID 1; its word says why. */
-	if (read(sock, &b, 1) != 1 || b != 'm')
+	if (read(sock, &b, 1) != 1 || (b != 'm' && b != 'a'))
 		_exit(EXIT_SETUP);
 	test_phase("pid1-mapped");
-	/* Nothing else of PID 1's comes back before its root is built:
-	 * 'k' lets the supervisor sleep until PID 1 runs (pid1sync.h). A
-	 * send that fails is a supervisor that is gone, which ends PID 1. */
-	if (!shifted && !egress)
+	/* 'a': the supervisor sleeps until PID 1 runs (pid1sync.h). A send
+	 * that fails is a supervisor that is gone, which ends PID 1. */
+	if (b == 'a')
 		(void)send(sock, "k", 1, MSG_NOSIGNAL);
 	if (shifted && ns_become_root(&what) < 0)
 		die_setup_errno("%s in the box's user namespace", what);
@@ -84,11 +83,13 @@ static int hand_egress(int sock, int egress_ctl, struct supervisor *s)
 int pid1sync_serve(int sock, pid_t pid1, const struct ns_config *nc, int egress, int egress_ctl,
 		   struct supervisor *s)
 {
-	(void)send(sock, "m", 1, MSG_NOSIGNAL);
+	/* Nothing else of PID 1's comes back before its root is built when
+	 * it sends no listener and asks for no idmapped mounts. */
+	int shifted = ns_shifted(nc), answer = !shifted && !egress;
+	(void)send(sock, answer ? "a" : "m", 1, MSG_NOSIGNAL);
 	if (egress && hand_egress(sock, egress_ctl, s) < 0)
 		return SUPERVISE_STOPPED;
-	int shifted = ns_shifted(nc);
-	if (!shifted && !egress && await_start(sock, s) < 0)
+	if (answer && await_start(sock, s) < 0)
 		return SUPERVISE_STOPPED;
 	/* A shifted PID 1's host files: idmapped here until it has its root. */
 	int r = shifted ? idm_serve(sock, pid1, nc, s) : 0;

@@ -5,11 +5,12 @@
  * shifted and, with --egress-allow, sends the listener it made in the box's
  * network namespace, which the supervisor hands to the proxy; a shifted
  * PID 1 then asks for its idmapped mounts (idmount.h) until it closes its
- * end. A PID 1 that does neither answers 'k', which the supervisor waits
- * for before its own work after the clone: the kernel mostly starts a
- * child on its parent's CPU, where PID 1 would otherwise wait for that
- * work to end (up to 1 ms of a rootless start after idle, measured), and
- * the supervisor, woken by PID 1, is moved to an idle CPU. A v1 box
+ * end. For a PID 1 that does neither the supervisor sends 'a' instead of
+ * 'm', PID 1 answers 'k', and the supervisor waits for that before its
+ * own work after the clone: the kernel mostly starts a child on its
+ * parent's CPU, where PID 1 would otherwise wait for that work to end
+ * (up to 1 ms of a rootless start after idle, measured), and the
+ * supervisor, woken by PID 1, is moved to an idle CPU. A v1 box
  * cgroup made after the clone (cg_pending()) goes on PID 1's report
  * socket instead, so it never meets those answers: the supervisor sends
  * 'c' with the descriptors to join it by, and PID 1, its root built,
