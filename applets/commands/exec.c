@@ -44,6 +44,7 @@
 #include "base/strv.h"
 #include "base/xdg.h"
 #include "box/envfile.h"
+#include "box/execpath.h"
 #include "box/init.h"
 #include "box/ns.h"
 #include "box/pty.h"
@@ -488,11 +489,11 @@ static void __attribute__((noreturn)) command_main(struct exec_run *r)
 		signal(init_forwarded[i], SIG_DFL);
 	signal(SIGCHLD, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &r->orig, NULL);
-	/* execvp takes PATH from environ: the box's. */
+	/* The search takes PATH from environ: the box's. */
 	char **host_env = environ;
+	char path[PATH_MAX];
 	environ = r->env.v;
-	execvp(cmd, r->a->cmd);
-	int e = errno;
+	int e = exec_box_path(r->a->cmd, path);
 	environ = host_env;
 	exec_fail(cmd, e);
 }

@@ -44,11 +44,12 @@ void exec_fail(const char *cmd, int err)
 	for (char *c = safe; *c; c++)
 		if (*c == '\n' || *c == '\'')
 			*c = '?';
+	const char *hint =
+		code == EXIT_NOEXEC ? "the file exists in the box but is not executable (chmod +x, or run it through its interpreter)"
+		: err == ENOEXEC    ? "the file is no program this kernel runs: a script without a #! line, or a binary for another machine"
+				    : "the command does not exist in the box's root; check the image, --workdir and PATH";
 	snprintf(text, sizeof text, "kern: cannot start '%s' in box: %s (os error %d)\nhint: %s", safe,
-		 strerror(err), err,
-		 code == EXIT_NOEXEC
-			 ? "the file exists in the box but is not executable (chmod +x, or run it through its interpreter)"
-			 : "the command does not exist in the box's root; check the image, --workdir and PATH");
+		 strerror(err), err, hint);
 	finish(code, text);
 }
 

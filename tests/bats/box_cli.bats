@@ -108,6 +108,32 @@ setup() { kern_private_dirs; }
 	[[ ${stderr_lines[1]} == hint:* ]]
 }
 
+@test "CLI-6: the command is looked up in the box's PATH: a non-executable match is passed over, a script without #! is not run by a shell [rootless]" {
+	d=$BATS_TEST_TMPDIR
+	mkdir -p "$d/a" "$d/b" "$d/c"
+	printf '#!/bin/sh\necho from-b\n' >"$d/b/mycmd"
+	printf 'echo ran-by-a-shell\n' >"$d/c/mycmd"
+	cp "$d/b/mycmd" "$d/a/mycmd"
+	chmod 0644 "$d/a/mycmd"
+	chmod 0755 "$d/b/mycmd" "$d/c/mycmd"
+	chmod -R a+rX "$d"
+	binds=(-v "$d/a:/pa:ro" -v "$d/b:/pb:ro" -v "$d/c:/pc:ro")
+	run --separate-stderr "$KERN" box p1 -q --image host "${binds[@]}" -e PATH=/no/such:/pa:/pb -- mycmd
+	assert_status 0
+	[ "$output" = from-b ]
+	run --separate-stderr "$KERN" box p2 -q --image host "${binds[@]}" -e PATH=/no/such:/pa -- mycmd
+	assert_status 126
+	[ "${stderr_lines[0]}" = "kern: cannot start 'mycmd' in box: Permission denied (os error 13)" ]
+	# An empty entry is the working directory.
+	run --separate-stderr "$KERN" box p3 -q --image host "${binds[@]}" -w /pb -e PATH=/no/such: -- mycmd
+	assert_status 0
+	[ "$output" = from-b ]
+	run -127 --separate-stderr "$KERN" box p4 -q --image host "${binds[@]}" -e PATH=/pc:/pb -- mycmd
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "kern: cannot start 'mycmd' in box: Exec format error (os error 8)" ]
+	[[ ${stderr_lines[1]} == "hint: the file is no program this kernel runs"* ]]
+}
+
 @test "CLI-6: a bind target through a symlink fails at mount time with 125 [rootless]" {
 	r=$(mkrootfs)
 	ln -sfn /etc "$r/lnk"

@@ -398,7 +398,8 @@ teardown() { boxes_cleanup; }
 }
 
 @test "exec exit codes: the command's own, 128+N, 127 for a missing command or -w, 126 for a non-executable file [rootless]" {
-	kern_d codes --rootfs "$(ROOTFS)" -- sh -c 'echo "#!/bin/sh" > /tmp/noexec; chmod 644 /tmp/noexec; sleep 60'
+	kern_d codes --rootfs "$(ROOTFS)" -- sh -c 'echo "#!/bin/sh" > /tmp/noexec; chmod 644 /tmp/noexec
+		mkdir /tmp/p; echo "echo ran-by-a-shell" > /tmp/p/noshebang; chmod 755 /tmp/p/noshebang; sleep 60'
 	run "$KERN" exec codes -- sh -c 'exit 7'
 	assert_status 7
 	run "$KERN" exec codes -- sh -c 'kill -SEGV $$'
@@ -414,6 +415,12 @@ teardown() { boxes_cleanup; }
 	run --separate-stderr "$KERN" exec codes -- /tmp/noexec
 	assert_status 126
 	[[ ${stderr_lines[0]} == "kern: cannot start '/tmp/noexec' in box: Permission denied (os error 13)" ]]
+	# Looked up in the box's PATH; a script without #! is refused, never run by a shell.
+	run -127 --separate-stderr "$KERN" exec codes -e PATH=/no/such:/tmp/p -- noshebang
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "kern: cannot start 'noshebang' in box: Exec format error (os error 8)" ]
+	run --separate-stderr "$KERN" exec codes -e PATH=/no/such:/tmp:/bin -- noexec
+	assert_status 126
 }
 
 @test "exec outcome bytes: 4 bytes when it entered (byte 3 = signal), none when refused or no box; alive pipe A then EOF, Ax on failure [rootless]" {

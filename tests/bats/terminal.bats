@@ -212,6 +212,23 @@ echo \"rc \$? ms \$(( (\$(date +%s%N) - s) / 1000000 ))\"; kill %1"
 	[ "${lines[-1]}" = "[exit 0] [modes same]" ]
 }
 
+@test "-t: the workload is looked up and started as without -t: a script without #! is refused, not run by a shell [rootless]" {
+	mkdir -p "$T/c"
+	printf 'echo ran-by-a-shell\n' >"$T/c/mycmd"
+	chmod 0755 "$T/c/mycmd"
+	chmod -R a+rX "$T/c"
+	run "$H/on-pty" -- env KERN_QUIET=1 "$KERN" box tty9 -q -t --image host -v "$T/c:/pc:ro" -e PATH=/pc -- mycmd
+	echo "$output"
+	! grep -q ran-by-a-shell <<<"$output"
+	grep -q "kern: cannot start 'mycmd' in box: Exec format error (os error 8)" <<<"$output"
+	[ "${lines[-1]}" = "[exit 127] [modes same]" ]
+	run "$H/on-pty" -- env KERN_QUIET=1 "$KERN" box tty9 -q -t --image host -- sh -c 'echo "sid $(cut -d" " -f6 /proc/self/stat) pid $$"'
+	echo "$output"
+	[[ $output =~ sid\ ([0-9]+)\ pid\ ([0-9]+) ]]
+	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
+	[ "${lines[-1]}" = "[exit 0] [modes same]" ]
+}
+
 @test "-t: --plan prints --tty for kern-wait, kern-fs and kern-seccomp, and the chain behaves the same [rootless]" {
 	"$KERN" box tty7 -q -t --image host --plan -- sh -c 'tty; stty size' >"$T/chain"
 	[ "$(grep -c -- '--tty' "$T/chain")" -eq 3 ]
