@@ -423,7 +423,7 @@ kill_at_phase() {
 }
 
 @test "the test build's phase hook is absent from the release build [rootless]" {
-	! grep -q "paused at" "$KERN"
+	! grep -q "paused at" "$KERN" || false
 	run env KERN_TEST_PAUSE=claim "$KERN" box hook --image host -- true
 	assert_status 0
 }
@@ -508,8 +508,8 @@ b.close()' "$held" "$1" &
 	done
 	[ "$bad" -eq 0 ]
 	rt=$(runtime_dir)
-	! ls "$rt/instances" | grep -Eq '^c[0-9]+$'
-	! ls "$rt/scratch" | grep -Eq '^c[0-9]+-'
+	! ls "$rt/instances" | grep -Eq '^c[0-9]+$' || false
+	! ls "$rt/scratch" | grep -Eq '^c[0-9]+-' || false
 	[ -z "$("$KERN" ps -q)" ]
 }
 
@@ -563,7 +563,7 @@ b.close()' "$held" "$1" &
 	run "$KERN" box det5 --image host -d -- sh -c 'echo first; head -c 40000000 /dev/zero | tr "\0" x; echo; echo last; echo err >&2'
 	assert_status 0
 	for _ in $(seq 100); do "$KERN" ps -q | grep -qx det5 || break; sleep 0.1; done
-	! "$KERN" ps -q | grep -qx det5
+	! "$KERN" ps -q | grep -qx det5 || false
 	log=$(ls "$(runtime_dir)"/logs/det5-*.log)
 	# The relay has written everything and is gone: no process holds the log.
 	for _ in $(seq 50); do
@@ -576,7 +576,7 @@ b.close()' "$held" "$1" &
 	[ "$(stat -c %s "$log")" -le $((8 << 20)) ]
 	[ "$(tail -n 2 "$log")" = "last
 err" ]
-	! grep -q first "$log" "$log.1"
+	! grep -q first "$log" "$log.1" || false
 	[ ! -e "$log.2" ]
 }
 
@@ -611,7 +611,7 @@ err" ]
 	assert_status 127
 	grep -qx "kern: cannot start 'no-such-cmd-here' in box: No such file or directory (os error 2)" <<<"$stderr" ||
 		grep -q "^sh: .*no-such-cmd-here" <<<"$stderr"
-	! grep -E 'kern: (note|warning): .*flood' <<<"$stderr"
+	! grep -E 'kern: (note|warning): .*flood' <<<"$stderr" || false
 }
 
 @test "pages mapped ahead (premap.h): where they pay, the supervisor's stack and state and PID 1's stack are populated before their first touch (the supervisor's deeper stack unshared over the clone), the densely written ones everywhere, and the box runs the same [rootless]" {

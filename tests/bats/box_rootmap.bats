@@ -306,7 +306,7 @@ x" ]
 			grep -qx 'kern: sandbox setup failed: the --timeout deadline (1 s) passed before the box started' "$err" ;;
 		esac
 		no_leftovers "$name"
-		! find /sys/fs/cgroup -maxdepth 4 -name "kern-box-$name-*" 2>/dev/null | grep -q .
+		! find /sys/fs/cgroup -maxdepth 4 -name "kern-box-$name-*" 2>/dev/null | grep -q . || false
 	done
 }
 

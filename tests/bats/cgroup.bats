@@ -88,7 +88,7 @@ with_no_cgroups() {
 	[ -n "$(cat "$m/box/cgroup.procs")" ] && [ -n "$(cat "$p/box/cgroup.procs")" ]
 	[ -z "$(cat "$m/cgroup.procs")" ]
 	# The supervisor (the kern process) is in none of the box cgroups.
-	! grep -q "kern-box-" "/proc/$sup/cgroup"
+	! grep -q "kern-box-" "/proc/$sup/cgroup" || false
 	pkill -KILL -f "^/h/cg-hog sleep $N"
 	wait "$sup" || true
 	[ "$(bytes)" = "1 1 0 9" ]
@@ -118,7 +118,7 @@ with_no_cgroups() {
 	assert_status 137
 	[[ $stderr == *"kern: the workload was killed by the kernel's OOM killer against this box's own memory cap."* ]]
 	[ "$(bytes)" = "1 1 1 9" ]
-	! pgrep -f "^/h/cg-hog sleep $N"
+	! pgrep -f "^/h/cg-hog sleep $N" || false
 }
 
 @test "CG-3: ./hog || echo handled under --memory 128m still ends 137 with byte2 1 (v1: kern's group kill) [rootless]" {
@@ -340,7 +340,7 @@ whiteout-ok" ]
 	assert_status 137
 	[ "$(stat -c %s "$BYTES")" = 4 ]
 	[ "$(bytes)" = "1 1 1 9" ]
-	! ls "$XDG_RUNTIME_DIR/kern/instances" 2>/dev/null | grep -q "$N"
+	! ls "$XDG_RUNTIME_DIR/kern/instances" 2>/dev/null | grep -q "$N" || false
 	[ -z "$(box_dirs)" ]
 }
 
@@ -573,7 +573,7 @@ as_uid() {
 		grep -q "^NSpid:.*[[:space:]]1$" "/proc/$c/status" && pid1=$c
 	done
 	[ -n "$pid1" ] || { echo "no PID 1 among the supervisor's children"; false; }
-	! grep -q "kern-box-$N-" "/proc/$pid1/cgroup"
+	! grep -q "kern-box-$N-" "/proc/$pid1/cgroup" || false
 	rmdir "$m/box"
 	touch "$go"
 	rc=0
@@ -624,7 +624,7 @@ as_uid() {
 		[ -d "$p" ] && outlived=$try && break
 	done
 	[ -n "$outlived" ] || { echo "another box swept first, $try times"; false; }
-	! pgrep -f "^/h/cg-hog sleep $N"
+	! pgrep -f "^/h/cg-hog sleep $N" || false
 	run "$KERN" box "$N-next" --image host -- true
 	assert_status 0
 	[ -z "$(box_dirs)" ]

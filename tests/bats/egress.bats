@@ -531,8 +531,8 @@ except socket.gaierror:
 	# Control: the test build carries them.
 	grep -qa KERN_EGRESS_TEST_HOSTS "$TK"
 	grep -qa KERN_EGRESS_TEST_TIMEOUTS "$TK"
-	! grep -qa KERN_EGRESS_TEST_HOSTS "$KERN"
-	! grep -qa KERN_EGRESS_TEST_TIMEOUTS "$KERN"
+	! grep -qa KERN_EGRESS_TEST_HOSTS "$KERN" || false
+	! grep -qa KERN_EGRESS_TEST_TIMEOUTS "$KERN" || false
 	run "$H/egress-ns" "$EG" "$KERN" box eg-rel --image host --egress-allow test.example \
 		-- curl -sS -o /dev/null -w '%{http_code}\n' http://test.example/
 	[ "${lines[-1]}" = 502 ]

@@ -354,7 +354,7 @@ sup_of() { awk -F'\t' '$1 == "supervisor" { print $2 }' "$CHROOT/tmp/kern-0/inst
 	kill -0 "$sup"
 	kill -TERM "$sup"
 	for _ in $(seq 50); do kill -0 "$sup" 2>/dev/null || break; sleep 0.1; done
-	! kill -0 "$sup" 2>/dev/null
+	! kill -0 "$sup" 2>/dev/null || false
 }
 
 @test "nouserns: root-owned host files stay unwritten through :ro and rw binds, and no file lands in a root-owned directory" {

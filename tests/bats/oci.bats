@@ -108,7 +108,7 @@ refused() {
 	kill -0 "$pid"
 	# The workload has not run before start.
 	sleep 0.2
-	! grep -q started "$O"
+	! grep -q started "$O" || false
 	run oci start c1
 	assert_status 0
 	[ "$(state_of c1)" = running ]
@@ -192,7 +192,7 @@ refused() {
 	oci kill k1 SIGTERM
 	wait_state k1 stopped
 	oci delete k1
-	! grep -q started "$O"
+	! grep -q started "$O" || false
 	nothing_left k1
 	oci create -b "$B" k2 </dev/null >"$O" 2>&1 3>&-
 	run oci delete k2
@@ -259,7 +259,7 @@ refused() {
 	assert_line_re "	sleep$"
 	oci delete -f x1
 	for i in $(seq 1 40); do kill -0 "$epid" 2>/dev/null || break; sleep 0.05; done
-	! kill -0 "$epid" 2>/dev/null
+	! kill -0 "$epid" 2>/dev/null || false
 	nothing_left x1
 }
 
@@ -331,7 +331,7 @@ PY
 	oci start t1
 	wait_for "$BATS_TEST_TMPDIR/tty" "^is-a-tty" 5
 	wait_state t1 stopped
-	! grep -q is-a-tty "$O"
+	! grep -q is-a-tty "$O" || false
 	oci delete t1
 	nothing_left t1
 	run oci create -b "$B" t2
@@ -444,7 +444,7 @@ PY
 	cfg '.linux.resources.cpu = {shares: 1}'
 	run oci create -b "$B" cp2
 	refused cp2 "linux.resources.cpu.shares must be 0 \(unset\) or from 2 to 262144"
-	! find /sys/fs/cgroup -maxdepth 2 -name b -newer "$B/config.json" | grep -q .
+	! find /sys/fs/cgroup -maxdepth 2 -name b -newer "$B/config.json" | grep -q . || false
 }
 
 @test "a tmpfs's mode=, strictatime, noexec and size= options (containerd's /run) are the box's mount; a bad mode is refused naming it" {

@@ -258,7 +258,7 @@ assert_protocol_lines() {
 	kill -9 "$parent"
 	for _ in $(seq 1 100); do kill -0 "$spawner" 2>/dev/null || break; sleep 0.05; done
 	exec 5>&-
-	! kill -0 "$spawner" 2>/dev/null
+	! kill -0 "$spawner" 2>/dev/null || false
 	kill -0 "$child"
 	kill -9 "$child"
 }
