@@ -87,7 +87,8 @@ setup() { kern_private_dirs; }
 	[[ $a == *'command: ["python3", "-c", "print(1)"]'* ]]
 	[[ $a == *'seccomp_denied_syscalls: 35'* ]]
 	[[ $a != *hunter2* ]]
-	[ ! -e "$XDG_RUNTIME_DIR" ] && [ ! -e "$XDG_CACHE_HOME" ]
+	[ ! -e "$XDG_RUNTIME_DIR" ]
+	[ ! -e "$XDG_CACHE_HOME" ]
 	keys=$(cut -d: -f1 <<<"$a" | tr '\n' ' ')
 	[ "$keys" = "name image command workdir user read_only network egress_allow memory cpus pids_limit timeout seccomp seccomp_denied_syscalls cap_drop cap_add security_profile tmpfs mounts env_keys labels profiles " ]
 }

@@ -66,7 +66,8 @@ for fam, typ, proto in ((socket.AF_PACKET, socket.SOCK_RAW, 0),
 	host=$(ls /proc | grep -c '^[0-9]')
 	run "$KERN" box pids --image host -- sh -c 'ls /proc | grep -c "^[0-9]"; echo $$'
 	assert_status 0
-	[ "${lines[0]}" -lt 20 ] && [ "${lines[0]}" -lt "$host" ]
+	[ "${lines[0]}" -lt 20 ]
+	[ "${lines[0]}" -lt "$host" ]
 	[ "${lines[1]}" = 2 ]
 }
 
@@ -113,7 +114,8 @@ for fam, typ, proto in ((socket.AF_PACKET, socket.SOCK_RAW, 0),
 	[[ ${lines[2]} == *"1" ]]
 	run "$KERN" box usr2 --rootfs "$r" --user app:staff -- sh -c 'id -u; id -g'
 	assert_status 0
-	[ "${lines[0]}" = 1000 ] && [ "${lines[1]}" = 50 ]
+	[ "${lines[0]}" = 1000 ]
+	[ "${lines[1]}" = 50 ]
 	run --separate-stderr "$KERN" box usr3 --rootfs "$r" --user ghost -- true
 	assert_status 125
 	[[ $stderr == "kern: sandbox setup failed: --user ghost: no user 'ghost'"* ]]

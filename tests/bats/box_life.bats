@@ -20,7 +20,8 @@ marker_procs() { pgrep -f "$1" | grep -v "^$$\$" || true; }
 	run env KERN_STARTED_FD=3 "$KERN" box dl1b --image host --timeout 2 -- sh -c 'trap "" TERM; trap "echo got" TERM; while :; do :; done' 3>"$o"
 	ms=$(( ($(date +%s%N) - s) / 1000000 ))
 	assert_status 137
-	[ "$ms" -lt 4500 ] && [ "$ms" -ge 3500 ]
+	[ "$ms" -lt 4500 ]
+	[ "$ms" -ge 3500 ]
 	[ "$(outcome "$o")" = "1 0 0 9" ]
 	no_leftovers dl1b
 }

@@ -257,7 +257,8 @@ x" ]
 		mount -t overlay overlay -o lowerdir=$BATS_TEST_TMPDIR/lo1:$BATS_TEST_TMPDIR/lo2 '$src/sub' &&
 		'$KERN' box fb --image host -v '$src:/v' -- sh -c 'stat -c %u /v/top /v/sub/f; echo x > /v/new'"
 	[ "$status" -ne 0 ]
-	[ "${lines[0]}" = 65534 ] && [ "${lines[1]}" = 65534 ]
+	[ "${lines[0]}" = 65534 ]
+	[ "${lines[1]}" = 65534 ]
 	[[ $stderr == *"kern: note: $src (or a mount below it) cannot be idmapped"*"belong to nobody"* ]]
 	[[ $stderr == *"Permission denied"* ]]
 	[ ! -e "$src/new" ]
@@ -337,7 +338,8 @@ cp /usr/bin/id /share/x; chmod 4755 /share/x; echo "chmod $?"')
 	run sh -c "$plan"
 	assert_status 0
 	[ "$(echo "${lines[0]}" | tr -s ' ')" = " 0 $(root_base) 1" ]
-	[ "${lines[1]}" = 0 ] && [ "${lines[2]}" = 0:0 ]
+	[ "${lines[1]}" = 0 ]
+	[ "${lines[2]}" = 0:0 ]
 	assert_line_re '^chmod [1-9]'
 	[ "$(stat -c '%u %a' "$share/x")" = "0 755" ]
 	plan=$("$KERN" box pl2 --image host --map-host-root --plan -- head -1 /proc/self/uid_map)

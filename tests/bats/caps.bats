@@ -99,7 +99,8 @@ can_map_users() { ! is_root || grep -q '^root:' /etc/subuid 2>/dev/null; }
 		run "$LOCKRUN" --user 1000:1000:1000,4 -- sh -c "$cmd"
 	fi
 	assert_status 0
-	[ "${lines[0]}" = 1000 ] && [ "${lines[1]}" = 1000 ]
+	[ "${lines[0]}" = 1000 ]
+	[ "${lines[1]}" = 1000 ]
 	[ "${lines[2]}" = 0000000000000000 ] && [ "${#lines[@]}" -eq 3 ]
 }
 

@@ -82,10 +82,12 @@ with_no_cgroups() {
 	[ "$(cat "$m/memory.swappiness")" = 0 ]
 	grep -qx 'oom_kill_disable 0' "$m/memory.oom_control"
 	[ "$(cat "$p/pids.max")" = 50 ]
-	[ "$(cat "$c/cpu.cfs_quota_us")" = 50000 ] && [ "$(cat "$c/cpu.cfs_period_us")" = 100000 ]
+	[ "$(cat "$c/cpu.cfs_quota_us")" = 50000 ]
+	[ "$(cat "$c/cpu.cfs_period_us")" = 100000 ]
 	# The tasks live one level below the caps, in <box>/box.
 	for _ in $(seq 50); do [ -n "$(cat "$m/box/cgroup.procs")" ] && break; sleep 0.05; done
-	[ -n "$(cat "$m/box/cgroup.procs")" ] && [ -n "$(cat "$p/box/cgroup.procs")" ]
+	[ -n "$(cat "$m/box/cgroup.procs")" ]
+	[ -n "$(cat "$p/box/cgroup.procs")" ]
 	[ -z "$(cat "$m/cgroup.procs")" ]
 	# The supervisor (the kern process) is in none of the box cgroups.
 	! grep -q "kern-box-" "/proc/$sup/cgroup" || false
@@ -141,7 +143,9 @@ with_no_cgroups() {
 	run --separate-stderr box --memory 128m --tmpfs /tmp:64m --allow-uncapped -- \
 		sh -c '/h/cg-hog file /tmp/fill 200; echo "status $?"; echo alive'
 	assert_status 0
-	[[ $output == *"ENOSPC after 64 MiB"* ]] && [[ $output == *"status 28"* ]] && [[ $output == *alive* ]]
+	[[ $output == *"ENOSPC after 64 MiB"* ]]
+	[[ $output == *"status 28"* ]]
+	[[ $output == *alive* ]]
 	[ "$(bytes | cut -d' ' -f1,3,4)" = "1 0 0" ]
 }
 
@@ -214,7 +218,8 @@ whiteout-ok" ]
 	[[ $output =~ forks=([0-9]+)\ errno=EAGAIN ]]
 	n=${BASH_REMATCH[1]}
 	# kern's init and the hog count too: 30 forks, never more than 31.
-	[ "$n" -ge 25 ] && [ "$n" -le 31 ]
+	[ "$n" -ge 25 ]
+	[ "$n" -le 31 ]
 	echo "# FACT CG-6: $n forks under --pids-limit 32 (init and the workload are the other tasks)" >&3
 	[ "$(bytes)" = "1 0 0 0" ]
 }
@@ -229,7 +234,8 @@ whiteout-ok" ]
 	c=$(v1_dir cpu)
 	quota=$(cat "$c/cpu.cfs_quota_us") period=$(cat "$c/cpu.cfs_period_us")
 	wait "$sup"
-	[ "$quota" = 50000 ] && [ "$period" = 100000 ]
+	[ "$quota" = 50000 ]
+	[ "$period" = 100000 ]
 	ratio=$(sed -n 's/.*ratio=\([0-9.]*\).*/\1/p' "$BATS_TEST_TMPDIR/out")
 	run "$H/cg-hog" spin 1
 	free=$(sed -n 's/.*ratio=\([0-9.]*\).*/\1/p' <<<"$output")
@@ -250,7 +256,8 @@ whiteout-ok" ]
 	[ "$(bytes)" = "1 2 0 0" ]
 	[ "$(grep -c '^kern: ' <<<"$stderr")" = 1 ]
 	[[ $stderr == "kern: warning: memory and pids caps are NOT enforced for this box (the 512 MiB and 512-task defaults included): there is no OOM or fork-bomb backstop, because "* ]]
-	[[ $stderr == *"--require-limits"* ]] && [[ $stderr == *"--allow-uncapped"* ]]
+	[[ $stderr == *"--require-limits"* ]]
+	[[ $stderr == *"--allow-uncapped"* ]]
 	# The same with --allow-uncapped, or KERN_QUIET: silent, and byte1 still 2.
 	if is_root; then
 		run --separate-stderr with_readonly_cgroups env KERN_STARTED_FD=3 "$KERN" box "$N" --image host \
@@ -378,7 +385,8 @@ whiteout-ok" ]
 	assert_status 0
 	[ "${lines[0]}" = "0::/" ]
 	[ "${lines[1]}" = 1 ]
-	[[ $output != *PARENT-VISIBLE* ]] && [[ $output != *WROTE* ]]
+	[[ $output != *PARENT-VISIBLE* ]]
+	[[ $output != *WROTE* ]]
 	[[ $output == *"Read-only file system"* ]]
 	echo "# memory.max on v2 cannot be exercised here: memory and pids are bound to v1 on this host" >&3
 }
@@ -447,9 +455,11 @@ uid_runtime() {
 	s2=$status o2=$output
 	run "$H/cg-run" --sweep
 	for d in "${dirs[@]}"; do rmdir "$d"; done
-	[ "$s1" = 137 ] && [ "$b1" = "1 1 1 9" ]
+	[ "$s1" = 137 ]
+	[ "$b1" = "1 1 1 9" ]
 	[[ $e1 == *"killed by the kernel's OOM killer"* ]]
-	[ "$s2" = 0 ] && [[ $o2 == *errno=EAGAIN* ]]
+	[ "$s2" = 0 ]
+	[[ $o2 == *errno=EAGAIN* ]]
 	# Its state went where XDG_RUNTIME_DIR says.
 	[ -d "$rt/kern/instances" ]
 }
@@ -483,7 +493,8 @@ as_uid() {
 	run --separate-stderr as_uid $uid env KERN_STARTED_FD=3 "$KERN" box "$N" --image host --require-limits -- \
 		sh -c 'echo RAN' 3>"$BYTES"
 	assert_status 125
-	[ -z "$output" ] && [ ! -s "$BYTES" ]
+	[ -z "$output" ]
+	[ ! -s "$BYTES" ]
 	[ "${stderr_lines[0]}" = "kern: sandbox setup failed: requested resource caps could not be enforced here and --require-limits is set; refusing to start" ]
 	run as_uid $uid "$KERN" doctor
 	assert_status 2
@@ -567,7 +578,8 @@ as_uid() {
 	sup=$!
 	wait_for "$err" "paused at cgroup" 10
 	m=$(v1_dir memory)
-	[ -n "$m" ] && [ -d "$m/box" ]
+	[ -n "$m" ]
+	[ -d "$m/box" ]
 	pid1=
 	for c in $(pgrep -P "$sup"); do
 		grep -q "^NSpid:.*[[:space:]]1$" "/proc/$c/status" && pid1=$c
@@ -686,7 +698,8 @@ as_uid() {
 	run env KERN_CONFIG="$cfg" "$KERN" box "$N" --image host -v "$H:/h:ro" vdisk:scratch --allow-uncapped -- \
 		sh -c '/h/cg-hog file /vdisk/scratch/x 20; echo alive'
 	assert_status 0
-	[[ $output == *"ENOSPC after 8 MiB"* ]] && [[ $output == *alive* ]]
+	[[ $output == *"ENOSPC after 8 MiB"* ]]
+	[[ $output == *alive* ]]
 	if caps_bind; then
 		run env KERN_CONFIG="$cfg" KERN_STARTED_FD=3 "$KERN" box "$N" --image host -v "$H:/h:ro" vcpu:small -- \
 			/h/cg-hog mem 200 3>"$BYTES"

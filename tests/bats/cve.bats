@@ -491,7 +491,8 @@ for p in range(last + 1, last + 3001):
 			printf '%s\n' "$mode $flags: $status $output"
 			# the box either ran on kern's own /proc and /dev, or failed
 			if [ "$status" = 0 ]; then
-				[ "${lines[1]}" = proc ] && [ "${lines[2]}" = tmpfs ]
+				[ "${lines[1]}" = proc ]
+				[ "${lines[2]}" = tmpfs ]
 			else
 				[ "$status" = 125 ]
 			fi

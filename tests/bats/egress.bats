@@ -250,9 +250,11 @@ refute_conn() { # the servers saw no connection matching REGEX
 	run in_box test.example "$CLIENT drip 1; $CLIENT drip 10"
 	assert_status 0
 	[[ ${lines[0]} =~ ^closed\ after\ ([0-9]+)$ ]]
-	[ "${BASH_REMATCH[1]}" -ge 2 ] && [ "${BASH_REMATCH[1]}" -le 4 ]
+	[ "${BASH_REMATCH[1]}" -ge 2 ]
+	[ "${BASH_REMATCH[1]}" -le 4 ]
 	[[ ${lines[1]} =~ ^closed\ after\ ([0-9]+)$ ]]
-	[ "${BASH_REMATCH[1]}" -ge 1 ] && [ "${BASH_REMATCH[1]}" -le 2 ]
+	[ "${BASH_REMATCH[1]}" -ge 1 ]
+	[ "${BASH_REMATCH[1]}" -le 2 ]
 	refute_conn .
 }
 

@@ -255,7 +255,8 @@ sup_of() { awk -F'\t' '$1 == "supervisor" { print $2 }' "$CHROOT/tmp/kern-0/inst
 	local log=$BATS_TEST_TMPDIR/strace
 	run strace -f -qq -e trace=clone,clone3 -o "$log" "$KERN" box t -q --rootfs "$CHROOT/rootfs" -- cat /proc/self/uid_map
 	assert_status 0
-	[ "$(wc -l <<<"$output")" = 1 ] && [ "$(awk '{print $1}' <<<"$output")" = 0 ]
+	[ "$(wc -l <<<"$output")" = 1 ]
+	[ "$(awk '{print $1}' <<<"$output")" = 0 ]
 	[ "$(grep -c CLONE_NEWUSER "$log")" = 1 ] || { cat "$log"; return 1; }
 	# The marker is kern's own; set by a caller it only makes kern probe.
 	run env KERN_INTERNAL_SECOND_START=1 "$KERN" box t -q --rootfs "$CHROOT/rootfs" -- cat /proc/self/uid_map
@@ -514,7 +515,9 @@ sup_of() { awk -F'\t' '$1 == "supervisor" { print $2 }' "$CHROOT/tmp/kern-0/inst
 	chroot_mount_cgroups
 	local fx
 	fx=$(fixture_busybox) || skip "no busybox image fixture (python3 and busybox-static build it)"
-	[ ! -e "$CHROOT/usr/bin/newuidmap" ] && [ ! -e "$CHROOT/run/user" ] && [ ! -e "$CHROOT/lib/x86_64-linux-gnu" ]
+	[ ! -e "$CHROOT/usr/bin/newuidmap" ]
+	[ ! -e "$CHROOT/run/user" ]
+	[ ! -e "$CHROOT/lib/x86_64-linux-gnu" ]
 	cp -r "$fx/busybox" "$CHROOT/img"
 	run --separate-stderr chroot_run /kern load -i /img --tag local/bb:1
 	assert_status 0

@@ -48,7 +48,8 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 	[ -z "$output" ]
 	k=$(key_of "$REG/busybox:oci")
 	entry_complete "$k"
-	[ -x "$CACHE/$k/bin/busybox" ] && [ -L "$CACHE/$k/bin/sh" ]
+	[ -x "$CACHE/$k/bin/busybox" ]
+	[ -L "$CACHE/$k/bin/sh" ]
 	[ "$(cat "$CACHE/$k/etc/kern-fixture")" = "busybox fixture" ]
 	[ "$(cat "$CACHE/$k.ok")" = "$REG/busybox:oci" ]
 	[ "$(stat -c %a "$CACHE")" = 700 ]
@@ -154,7 +155,9 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 		assert_status 1
 		[[ $stderr =~ error:\ pull:\ blob\ digest\ mismatch\ \(expected\ sha256:[0-9a-f]{64},\ got\ sha256:[0-9a-f]{64}\)\ -\ refusing ]] || { echo "$stderr"; false; }
 		k=$(key_of "$BAD/$repo:1")
-		[ ! -e "$CACHE/$k" ] && [ ! -e "$CACHE/$k.ok" ] && [ ! -e "$CACHE/$k.image" ]
+		[ ! -e "$CACHE/$k" ]
+		[ ! -e "$CACHE/$k.ok" ]
+		[ ! -e "$CACHE/$k.image" ]
 	done
 }
 
@@ -431,7 +434,8 @@ entry_complete() { # key: .ok, .image, rootfs without .kern-* leftovers
 	[ -f "$CACHE/$k/etc/kern-fixture" ]
 	kill -9 "$pid"
 	wait "$pid" 2>/dev/null || true
-	[ ! -e "$CACHE/$k.ok" ] && [ -f "$CACHE/$k/etc/kern-fixture" ]
+	[ ! -e "$CACHE/$k.ok" ]
+	[ -f "$CACHE/$k/etc/kern-fixture" ]
 	run --separate-stderr kern gc
 	assert_status 0
 	[ "$stderr" = "kern: note: removed incomplete entry $CACHE/$k" ] || { echo "$stderr"; false; }

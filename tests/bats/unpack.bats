@@ -345,8 +345,10 @@ mode_of() { stat -c %a "$ROOT/$1"; }
 
 @test "TAR-4: char and block devices are dropped silently [rootless]" {
 	extracts "$L/devices.tar"
-	[ -f "$ROOT/before" ] && [ -f "$ROOT/after" ]
-	[ ! -e "$ROOT/dev/null" ] && [ ! -e "$ROOT/dev/sda" ]
+	[ -f "$ROOT/before" ]
+	[ -f "$ROOT/after" ]
+	[ ! -e "$ROOT/dev/null" ]
+	[ ! -e "$ROOT/dev/sda" ]
 	[ -z "$(find "$ROOT" -type c -o -type b)" ]
 }
 
@@ -492,7 +494,8 @@ mode_of() { stat -c %a "$ROOT/$1"; }
 @test "TAR-8: .wh.x removes x (file or directory) and is never materialised [rootless]" {
 	extracts "$L/l1-x.tar"
 	extracts "$L/l2-wh-x.tar"
-	[ ! -e "$ROOT/x" ] && [ ! -e "$ROOT/dir" ]
+	[ ! -e "$ROOT/x" ]
+	[ ! -e "$ROOT/dir" ]
 	[ -f "$ROOT/keep" ]
 	[ -z "$(find "$ROOT" -name '.wh.*')" ]
 }
@@ -550,11 +553,15 @@ mode_of() { stat -c %a "$ROOT/$1"; }
 	extracts "$G/l1.tar"
 	$MKLAYER -o "$G/l2.tar" f:.wh.keep: f:zz/.wh..wh..opq: f:aaa:new d:keep2 f:keep2/b:b f:etc/passwd:evil
 	refused "$G/l2.tar" "layer writes through a symlink: 'etc' is a symlink in an earlier layer"
-	[ -f "$ROOT/keep/a" ] && [ ! -e "$ROOT/aaa" ] && [ ! -e "$ROOT/keep2" ]
+	[ -f "$ROOT/keep/a" ]
+	[ ! -e "$ROOT/aaa" ]
+	[ ! -e "$ROOT/keep2" ]
 	# A whiteout of the symlink in the same layer makes the write legal.
 	$MKLAYER -o "$G/l3.tar" f:.wh.etc: f:etc/passwd:mine
 	extracts "$G/l3.tar"
-	[ -d "$ROOT/etc" ] && [ ! -L "$ROOT/etc" ] && [ "$(cat "$ROOT/etc/passwd")" = mine ]
+	[ -d "$ROOT/etc" ]
+	[ ! -L "$ROOT/etc" ]
+	[ "$(cat "$ROOT/etc/passwd")" = mine ]
 	[ "$(ls "$W/outside")" = keep ]
 }
 
@@ -563,7 +570,8 @@ mode_of() { stat -c %a "$ROOT/$1"; }
 	extracts "$G/etc-link.tar"
 	$MKLAYER -o "$G/etc-dir.tar" d:etc f:etc/passwd:mine
 	extracts "$G/etc-dir.tar"
-	[ -d "$ROOT/etc" ] && [ ! -L "$ROOT/etc" ]
+	[ -d "$ROOT/etc" ]
+	[ ! -L "$ROOT/etc" ]
 	[ "$(cat "$ROOT/etc/passwd")" = mine ]
 	[ "$(ls "$W/outside")" = keep ]
 }
@@ -571,7 +579,8 @@ mode_of() { stat -c %a "$ROOT/$1"; }
 @test "TAR-9: a file replaces a directory and a directory replaces a file [rootless]" {
 	extracts "$L/file-over-dir-l1.tar"
 	extracts "$L/file-over-dir-l2.tar"
-	[ -f "$ROOT/x" ] && [ "$(cat "$ROOT/x")" = now-a-file ]
+	[ -f "$ROOT/x" ]
+	[ "$(cat "$ROOT/x")" = now-a-file ]
 	[ -d "$ROOT/y/deeper" ]
 	refused "$L/implicit-over-file-l2.tar" "layer writes under 'z', which an earlier layer made a non-directory"
 	extracts "$L/dir-over-file-l2.tar"
@@ -582,7 +591,8 @@ mode_of() { stat -c %a "$ROOT/$1"; }
 	$MKLAYER -o "$G/esc-link.tar" "l:esc:$W/canary"
 	extracts "$G/esc-link.tar"
 	extracts "$L/linkfile-l2.tar"
-	[ ! -L "$ROOT/esc" ] && [ "$(cat "$ROOT/esc")" = new-content ]
+	[ ! -L "$ROOT/esc" ]
+	[ "$(cat "$ROOT/esc")" = new-content ]
 	[ "$(cat "$W/canary")" = canary ]
 }
 
@@ -593,7 +603,8 @@ mode_of() { stat -c %a "$ROOT/$1"; }
 	[ "$(mode_of closed)" = 0 ]
 	[ "$(mode_of tmp)" = 1777 ]
 	[ "$(stat -c %Y "$ROOT/ro")" = 1700000000 ]
-	[ ! -e "$ROOT/ro/a" ] && [ -f "$ROOT/ro/b" ]
+	[ ! -e "$ROOT/ro/a" ]
+	[ -f "$ROOT/ro/b" ]
 	chmod u+rx "$ROOT/closed"
 	[ "$(cat "$ROOT/closed/sub/c")" = c ]
 	chmod 0 "$ROOT/closed"

@@ -115,7 +115,9 @@ loop_in() { grep -o ' - ext4 /dev/loop[0-9]*' <<<"$1" | head -1 | sed 's|.*/dev/
 	wait_for "$BATS_TEST_TMPDIR/b" ' /vdisk/d ' 10
 	da=$(loop_in "$(cat "$BATS_TEST_TMPDIR/a")")
 	db=$(loop_in "$(cat "$BATS_TEST_TMPDIR/b")")
-	[ -n "$da" ] && [ -n "$db" ] && [ "$da" != "$db" ]
+	[ -n "$da" ]
+	[ -n "$db" ]
+	[ "$da" != "$db" ]
 	[ "$("$KERN" exec vd4a -- ls /vdisk/d)" = a ]
 	[ "$("$KERN" exec vd4b -- ls /vdisk/d)" = b ]
 	"$KERN" stop vd4a vd4b >/dev/null
