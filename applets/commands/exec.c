@@ -485,9 +485,7 @@ static void __attribute__((noreturn)) command_main(struct exec_run *r)
 	for (int i = 0; i < 2; i++)
 		if (keep[i] >= 0)
 			set_cloexec(keep[i], 1);
-	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
-		signal(init_forwarded[i], SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
+	init_signals_default();
 	sigprocmask(SIG_SETMASK, &r->orig, NULL);
 	/* The search takes PATH from environ: the box's. */
 	char **host_env = environ;

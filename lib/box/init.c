@@ -53,18 +53,13 @@ struct spawn_child {
 static int spawned_child(void *arg)
 {
 	struct spawn_child *c = arg;
-	sigset_t dfl;
-	struct sigaction sa = {.sa_handler = SIG_DFL};
 	/* -t: the session's controlling terminal is the box's pty, on 0-2. */
 	if (c->tty >= 0 ? pty_take(c->tty) < 0 : setsid() < 0) {
 		c->err = errno;
 		c->step = c->tty >= 0 ? "make the box's pty the workload's terminal" : "setsid";
 		_exit(EXIT_SETUP);
 	}
-	init_signal_set(&dfl);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sigismember(&dfl, sig) == 1)
-			sigaction(sig, &sa, NULL);
+	init_signals_default();
 	sigprocmask(SIG_SETMASK, c->mask, NULL);
 	c->err = exec_box_path(c->argv, c->path);
 	_exit(EXIT_NOTFOUND);
@@ -126,6 +121,14 @@ static int open_tty(const struct run_config *rc, int report_fd)
 		die_setup("-t: cannot hand the pty to the supervisor: %s", send_fds_error(errno));
 	close(master);
 	return slave;
+}
+
+void init_signals_default(void)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	for (size_t i = 0; i < sizeof init_forwarded / sizeof init_forwarded[0]; i++)
+		sigaction(init_forwarded[i], &dfl, NULL);
+	sigaction(SIGCHLD, &dfl, NULL);
 }
 
 void init_signal_set(sigset_t *set)

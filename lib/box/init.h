@@ -29,6 +29,10 @@ void init_caller_mask(const sigset_t *mask);
 /* 1 and the mask into *mask when init_caller_mask() set one. */
 int init_caller_mask_get(sigset_t *mask);
 
+/* The workload's side, before its exec: SIGCHLD and init_forwarded back
+ * to their default dispositions (a forwarding parent may have handled
+ * them; ignored ones must not stay ignored). */
+void init_signals_default(void);
 /* set = SIGCHLD plus init_forwarded: what a forwarding parent blocks and
  * waits for. */
 void init_signal_set(sigset_t *set);
