@@ -505,19 +505,19 @@ as_uid() {
 @test "rootless without a delegated cgroup: the warning names the reason and kern doctor the fix [rootless]" {
 	# As the test user the rootless run has a delegated cgroup (tests/run
 	# delegates one), so the root run covers this case: it runs kern as
-	# that user before any delegation exists.
+	# a second test user, kernnodeleg, which nothing delegates to.
 	local as=() uid d
 	if is_root; then
-		id -u kerntest >/dev/null 2>&1 || skip "as root this runs as the test user kerntest, which does not exist (tests/helpers/test-user)"
+		"$TREE/tests/helpers/test-user" kernnodeleg >/dev/null
 		d=$(mktemp -d /tmp/kern-nodeleg.XXXXXX)
-		chown kerntest "$d" && chmod 700 "$d"
-		as=(runuser -u kerntest -- env -i HOME="$d" PATH=/usr/bin:/bin XDG_RUNTIME_DIR="$d")
-		"${as[@]}" "$KERN" --version >/dev/null 2>&1 || { rm -rf "$d"; skip "kerntest cannot run $KERN (the tree is not world-readable; tests/run makes a readable copy)"; }
-		uid=$(id -u kerntest)
+		chown kernnodeleg "$d" && chmod 700 "$d"
+		as=(runuser -u kernnodeleg -- env -i HOME="$d" PATH=/usr/bin:/bin XDG_RUNTIME_DIR="$d")
+		"${as[@]}" "$KERN" --version >/dev/null 2>&1 || { rm -rf "$d"; skip "kernnodeleg cannot run $KERN (the tree is not world-readable; tests/run makes a readable copy)"; }
+		uid=$(id -u kernnodeleg)
 		run "${as[@]}" "$H/cg-run" --allow-uncapped --show
-		[[ $output != *"enforced: memory pids"* ]] || { rm -rf "$d"; skip "kerntest has a delegated cgroup now"; }
+		[[ $output != *"enforced: memory pids"* ]] || { rm -rf "$d"; skip "kernnodeleg has a delegated cgroup on this host (tests/helpers/cg-delegate remove kernnodeleg)"; }
 	else
-		caps_bind && skip "caps bind for $(id -un) here (a delegated cgroup); the root run covers this as kerntest"
+		caps_bind && skip "caps bind for $(id -un) here (a delegated cgroup); the root run covers this as kernnodeleg"
 		uid=$(id -u)
 	fi
 	run --separate-stderr "${as[@]}" "$KERN" box "$N" --image host --memory 64m --pids-limit 10 --cpus 0.5 -- true

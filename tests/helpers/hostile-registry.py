@@ -8,7 +8,10 @@ MODE decides the /v2/ challenge:
   plain             anonymous (no challenge)
   bearer-otherhost  Bearer realm on another host (localhost vs 127.0.0.1)
   bearer-httprealm  Bearer realm on plain http
-  basic             Basic: every request needs the credentials kern:s3cret-pw
+  basic             Basic: every request needs the credentials kern:s3cret-pw,
+                    or kern:<the first line of DIR/password> when that file
+                    exists (a file, not argv or environ: OCI-10 scans every
+                    process's for the password)
   bigtoken          Bearer whose token response is 9 MB
   tls               https with DIR/cert.pem and DIR/key.pem, Bearer realm on
                     its own https host (credentials may follow); the repo
@@ -21,6 +24,7 @@ retry succeeds (bench/soak): `reset-once` sends half of it and resets the
 connection, `digest-once` sends other bytes of the same size, `stall-once`
 sends half and then nothing for 60 s (the soak kills the pull meanwhile).
 """
+import base64
 import gzip
 import hashlib
 import io
@@ -37,7 +41,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORT, DIR = int(sys.argv[1]), sys.argv[2]
 MODE = sys.argv[3] if len(sys.argv) > 3 else "plain"
-BASIC = "Basic a2VybjpzM2NyZXQtcHc="  # kern:s3cret-pw
+
+
+def basic_password():
+    try:
+        with open(os.path.join(DIR, "password"), encoding="utf-8") as f:
+            return f.readline().rstrip("\n")
+    except FileNotFoundError:
+        return "s3cret-pw"
+
+
+BASIC = "Basic " + base64.b64encode(("kern:" + basic_password()).encode()).decode()
 LOG = open(os.path.join(DIR, "requests.log"), "a", buffering=1)
 LOCK = threading.Lock()
 
