@@ -320,8 +320,6 @@ for line in sys.stdin:
 	cmp "$BATS_TEST_TMPDIR/in" "$BATS_TEST_TMPDIR/out"
 }
 
-# KILL-1, -2, -3, -5, -7 (security-tests.md §6, SIGKILL of the supervisor at
-# every phase): nothing may remain. KILL-4 and KILL-6 have tests of their own.
 # The host's mount points, sorted. kern as an unprivileged caller cannot
 # mount in the host's namespace at all, but root's suites, which make
 # check runs beside this one, can: as another user, the chroots of
@@ -338,6 +336,8 @@ host_mount_points() {
 	fi
 }
 
+# KILL-1, -2, -3, -5, -7 (security-tests.md §6, SIGKILL of the supervisor at
+# every phase): nothing may remain. KILL-4 and KILL-6 have tests of their own.
 # The caller runs this as `kill_at_phase P || ...`, which turns errexit off
 # inside it: every check returns 1 itself.
 kill_at_phase() {
